@@ -1,4 +1,172 @@
-/* SCTP transport core: see issue 2. */
+/*
+ * sctpt: the SCTP transport core every plugin of this project stands on.
+ *
+ * One endpoint (struct sctpt_ep) per process and interface set. Peers are named by a printable
+ * business card (sctpt_card) that the MPI layers exchange through their own modex/PMI.
+ * Messages carry a (context, tag) envelope; they are mapped to SCTP streams by (context, tag) so
+ * unrelated traffic never waits behind a large message, and are released to the caller in send
+ * order per (peer, context) -- MPI_ANY_TAG/MPI_ANY_SOURCE ordering holds -- unless sent with
+ * SCTPT_SEND_UNORDERED (for layers such as Open MPI's ob1 that reorder by themselves).
+ *
+ * SCTP comes from usrsctp with AF_CONN over our own UDP sockets, driven only from the
+ * caller's progress loop: no hidden threads. Each endpoint sends on an association it
+ * initiated over every usable (local address, remote address) pair, so SCTP's path management
+ * (heartbeats, primary path, failover, optional CMT) works on the real paths.
+ *
+ * Threading: every call may be made from any thread (MPI_THREAD_MULTIPLE). An endpoint has one
+ * recursive lock; callbacks run with it held, in the thread that called sctpt_progress,
+ * sctpt_wait or sctpt_send, so a callback may call sctpt_send but must not block waiting for
+ * another thread that uses the same endpoint.
+ *
+ * Errors are negative errno values; sctpt_last_error() gives a message naming the peer.
+ */
 #ifndef SCTPT_H
 #define SCTPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+struct sctpt_ep;
+typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an error */
+
+#define SCTPT_CARD_MAX 512    /* a business card fits in this many bytes, NUL included */
+#define SCTPT_MAX_ADDRS 8     /* local or remote addresses (NICs) per endpoint */
+#define SCTPT_MAX_STREAMS 256
+
+/* A received message. data is valid only during the recv callback. */
+struct sctpt_msg {
+	sctpt_peer_t peer;
+	uint32_t context;
+	int32_t tag;
+	uint16_t stream;
+	const void *data;
+	size_t len;
+	void *buf_cookie; /* what recv_buf returned for this message, or NULL */
+};
+
+enum sctpt_event_type {
+	SCTPT_EV_ASSOC_UP = 1,  /* an association with the peer is established */
+	SCTPT_EV_ASSOC_DOWN,    /* the peer is lost: pending sends fail, error says why */
+	SCTPT_EV_ASSOC_RESTART, /* the peer restarted (new process on the same card) */
+	SCTPT_EV_PATH_UP,       /* a (local, remote) address pair became reachable */
+	SCTPT_EV_PATH_DOWN,     /* ... unreachable; traffic moves to the other paths */
+	SCTPT_EV_PATH_PRIMARY,  /* SCTP chose this path as the primary one */
+};
+
+struct sctpt_event {
+	enum sctpt_event_type type;
+	sctpt_peer_t peer;
+	int error;        /* negative errno for ASSOC_DOWN, else 0 */
+	int path;         /* path index for PATH_* events, else -1 */
+	const char *what; /* printable description: peer card, path addresses */
+};
+
+/* Callbacks; all optional but recv. They run with the endpoint lock held (see above). */
+struct sctpt_ops {
+	/* A complete message, in order per (peer, context) unless sent unordered. */
+	void (*recv)(void *arg, const struct sctpt_msg *msg);
+	/* Where to reassemble a message of len bytes that arrives in fragments (len > frag_size);
+	 * return a buffer of at least len bytes, or NULL to let the core allocate. *cookie is
+	 * passed back in sctpt_msg.buf_cookie. Receiving straight into it avoids a copy. */
+	void *(*recv_buf)(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+			  void **cookie);
+	/* A send that returned 0 (queued) finished: status 0, or a negative errno if the peer was
+	 * lost before the message was handed to SCTP. */
+	void (*send_done)(void *arg, void *cookie, int status);
+	void (*event)(void *arg, const struct sctpt_event *ev);
+	/* Replaces the (context, tag) -> stream mapping; must return 1..nstreams-1 (0 is control). */
+	uint16_t (*stream_map)(void *arg, uint32_t context, int32_t tag, uint16_t nstreams);
+	void *arg;
+};
+
+struct sctpt_config {
+	const char *addrs;       /* comma-separated local IPv4 addresses to bind; NULL: see
+				  * config_file, else every up non-loopback IPv4 interface
+				  * address, else 127.0.0.1 */
+	const char *config_file; /* thesis-style multihoming file: "host addr addr ..." per line;
+				  * the line for this host (config_host or gethostname) is bound */
+	const char *config_host;
+	uint16_t udp_port;       /* local UDP encapsulation port; 0: pick a free one */
+	uint16_t udp_port_min;   /* with udp_port 0: pick within [min, max] (0, 0: any) */
+	uint16_t udp_port_max;
+	uint16_t streams;        /* SCTP streams per association, stream 0 for control (16) */
+	size_t frag_size;        /* messages above this travel as fragments (64 KiB) */
+	uint32_t path_mtu;       /* 0: from the interface MTU (loopback: 64000) */
+	int cmt;                 /* usrsctp concurrent multipath transfer (off) */
+	int crc32c;              /* compute/verify SCTP CRC32c; off: the UDP checksum covers the
+				  * packet (all peers must agree) */
+	int rto_min_ms, rto_max_ms, rto_initial_ms; /* retransmission timeouts (20, 1000, 200) */
+	int hb_interval_ms;      /* heartbeat per path (1000) */
+	int path_max_retrans;    /* failed sends before a path is declared down (3) */
+	int assoc_max_retrans;   /* ... before the peer is declared lost (8) */
+	size_t sndbuf, rcvbuf;   /* socket buffers (4 MiB each) */
+	struct sctpt_ops ops;
+};
+
+/* Flags for sctpt_send. */
+#define SCTPT_SEND_UNORDERED 0x1u /* no per-(peer, context) ordering for this message */
+
+struct sctpt_path_stats {
+	char local[48], remote[48]; /* "ip:port" */
+	int up;
+	int primary;
+	uint32_t rtt_us;            /* SCTP's smoothed RTT estimate for the path */
+	uint32_t cwnd;
+	uint64_t packets_out, bytes_out; /* UDP datagrams/bytes we sent on this path */
+	uint64_t packets_in, bytes_in;
+};
+
+struct sctpt_peer_stats {
+	int state;                  /* enum sctpt_peer_state */
+	int npaths;
+	struct sctpt_path_stats paths[SCTPT_MAX_ADDRS * SCTPT_MAX_ADDRS];
+	uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv;
+	uint64_t held_for_order;    /* messages that completed early and waited for their turn */
+	uint64_t stream_msgs_sent[SCTPT_MAX_STREAMS];
+};
+
+enum sctpt_peer_state { SCTPT_PEER_IDLE, SCTPT_PEER_CONNECTING, SCTPT_PEER_UP, SCTPT_PEER_FAILED };
+
+void sctpt_config_init(struct sctpt_config *cfg);
+int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **ep);
+void sctpt_close(struct sctpt_ep *ep); /* flushes queued sends for up to 2 s, then aborts */
+
+/* This endpoint's business card: "sctpt1 <udp port> <sctp port> <ip> [<ip> ...]". */
+int sctpt_card(struct sctpt_ep *ep, char *buf, size_t len);
+/* Adds (or finds) the peer with this card; returns its id. No traffic until the first send. */
+sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card);
+
+/*
+ * Sends iov as one message. Returns 1 if the data was handed to SCTP already (iov reusable,
+ * no send_done), 0 if queued (iov must stay valid until send_done(cookie)), < 0 on error
+ * (-EPIPE: the peer is lost; -EINVAL: bad arguments).
+ */
+int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
+	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie);
+
+/* Non-blocking: moves packets, timers, sends and deliveries; returns how many it handled. */
+int sctpt_progress(struct sctpt_ep *ep);
+/* Blocks until something was handled or timeout_ms passed (-1: forever); returns the count. */
+int sctpt_wait(struct sctpt_ep *ep, int timeout_ms);
+/* True while sends are queued (to any peer, or to this one when peer >= 0). */
+int sctpt_pending(struct sctpt_ep *ep, sctpt_peer_t peer);
+
+int sctpt_peer_state(struct sctpt_ep *ep, sctpt_peer_t peer);
+const char *sctpt_peer_name(struct sctpt_ep *ep, sctpt_peer_t peer); /* its card */
+int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t peer, struct sctpt_peer_stats *st);
+uint16_t sctpt_streams(struct sctpt_ep *ep);
+/* The last error message of the calling thread, naming the peer or file involved. */
+const char *sctpt_last_error(void);
+
+/* The default (context, tag) -> stream mapping: 1 + a hash modulo nstreams - 1. */
+uint16_t sctpt_stream_default(uint32_t context, int32_t tag, uint16_t nstreams);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCTPT_H */

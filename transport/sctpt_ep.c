@@ -1,0 +1,950 @@
+/*
+ * Endpoint: peers, send queues, fragmentation, reassembly and ordered release.
+ * Everything here runs under ep->lock; the socket layer (sctpt_usrsctp.c) does the I/O.
+ */
+#include "sctpt_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __thread char t_err[256];
+
+int sctpt_err(int code, const char *fmt, ...)
+{
+	char tmp[sizeof(t_err)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap); /* fmt may print t_err itself */
+	va_end(ap);
+	memcpy(t_err, tmp, sizeof(t_err));
+	return code;
+}
+
+const char *sctpt_last_error(void)
+{
+	return t_err;
+}
+
+void sctpt_config_init(struct sctpt_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->streams = 16;
+	c->frag_size = 64 * 1024;
+	c->rto_min_ms = 20;
+	c->rto_max_ms = 1000;
+	c->rto_initial_ms = 200;
+	c->hb_interval_ms = 1000;
+	c->path_max_retrans = 3;
+	c->assoc_max_retrans = 8;
+	c->sndbuf = 4u << 20;
+	c->rcvbuf = 4u << 20;
+}
+
+uint16_t sctpt_stream_default(uint32_t context, int32_t tag, uint16_t nstreams)
+{
+	if (nstreams <= 1)
+		return 0;
+	uint32_t h = context * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu;
+	h ^= h >> 15;
+	h *= 0x2c1b3c6du;
+	h ^= h >> 12;
+	return (uint16_t)(1 + h % (uint32_t)(nstreams - 1));
+}
+
+#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
+#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+
+static void emit(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_peer *p, int err,
+		 int path, const char *what)
+{
+	struct sctpt_event ev = {.type = t, .peer = p->id, .error = err, .path = path, .what = what};
+	if (ep->cfg.ops.event)
+		ep->cfg.ops.event(ep->cfg.ops.arg, &ev);
+}
+
+/* ---- opening ---- */
+
+int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **out)
+{
+	struct sctpt_ep *ep = calloc(1, sizeof(*ep));
+	pthread_mutexattr_t ma;
+	int rc;
+	if (!ep)
+		return sctpt_err(-ENOMEM, "out of memory for the endpoint");
+	ep->cfg = *cfg;
+	if (!cfg->ops.recv || cfg->streams < 2 || cfg->streams > SCTPT_MAX_STREAMS ||
+	    cfg->frag_size < 512 || cfg->frag_size > (1u << 20)) {
+		free(ep);
+		return sctpt_err(-EINVAL, "bad configuration: need a recv callback, 2..%d streams and "
+				 "a fragment size of 512 B..1 MiB", SCTPT_MAX_STREAMS);
+	}
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&ep->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	rc = sctpt_local_addrs(cfg, ep->udp, SCTPT_MAX_ADDRS);
+	if (rc < 0)
+		goto fail;
+	ep->nudp = rc;
+	ep->mtu = cfg->path_mtu;
+	if (!ep->mtu) {
+		int m = 65535;
+		for (int i = 0; i < ep->nudp; i++)
+			if (ep->udp[i].mtu < m)
+				m = ep->udp[i].mtu;
+		ep->mtu = m >= 65535 ? 64000 : (uint32_t)(m - 28); /* room for IPv4 + UDP headers */
+	}
+	ep->stage_len = cfg->frag_size + SCTPT_HDR_LEN;
+	ep->stage = malloc(ep->stage_len);
+	ep->txbuf = malloc(ep->stage_len);
+	if (!ep->stage || !ep->txbuf) {
+		rc = sctpt_err(-ENOMEM, "out of memory for staging buffers");
+		goto fail;
+	}
+	rc = sctpt_sock_open(ep);
+	if (rc)
+		goto fail;
+	struct sctpt_card_info ci = {.udp_port = ep->udp_port, .sctp_port = ep->rport};
+	for (int i = 0; i < ep->nudp; i++)
+		ci.addrs[ci.naddrs++] = ep->udp[i].addr.sin_addr.s_addr;
+	sctpt_card_format(&ci, ep->card, sizeof(ep->card));
+	*out = ep;
+	return 0;
+fail:
+	free(ep->stage);
+	free(ep->txbuf);
+	pthread_mutex_destroy(&ep->lock);
+	free(ep);
+	return rc;
+}
+
+int sctpt_card(struct sctpt_ep *ep, char *buf, size_t len)
+{
+	size_t n = strlen(ep->card);
+	if (n + 1 > len)
+		return sctpt_err(-ENOSPC, "business card needs %zu bytes", n + 1);
+	memcpy(buf, ep->card, n + 1);
+	return (int)n;
+}
+
+uint16_t sctpt_streams(struct sctpt_ep *ep)
+{
+	return ep->cfg.streams;
+}
+
+/* ---- peers ---- */
+
+static struct sctpt_path *new_path(struct sctpt_peer *p, int local, uint32_t ip, uint16_t port)
+{
+	struct sctpt_path *path = calloc(1, sizeof(*path));
+	if (!path)
+		return NULL;
+	path->peer = p;
+	path->index = p->npaths;
+	path->local = local;
+	path->remote.sin_family = AF_INET;
+	path->remote.sin_addr.s_addr = ip;
+	path->remote.sin_port = htons(port);
+	path->up = 1;
+	path->reported_up = 1;
+	p->paths[p->npaths++] = path;
+	return path;
+}
+
+/* The local NIC to reach a remote address from: same subnet first, else loopback to
+ * loopback, else the first one (the kernel's routes decide). */
+static int pick_local(struct sctpt_ep *ep, uint32_t ip)
+{
+	for (int i = 0; i < ep->nudp; i++) {
+		uint32_t m = ep->udp[i].mask;
+		if ((ep->udp[i].addr.sin_addr.s_addr & m) == (ip & m))
+			return i;
+	}
+	if ((ntohl(ip) >> 24) == 127)
+		for (int i = 0; i < ep->nudp; i++)
+			if ((ntohl(ep->udp[i].addr.sin_addr.s_addr) >> 24) == 127)
+				return i;
+	return 0;
+}
+
+static void make_paths(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	for (int r = 0; r < p->info.naddrs; r++) {
+		int l = pick_local(ep, p->info.addrs[r]);
+		new_path(p, l, p->info.addrs[r], p->info.udp_port);
+	}
+}
+
+static struct sctpt_peer *new_peer(struct sctpt_ep *ep)
+{
+	if (ep->npeers == ep->cap_peers) {
+		int cap = ep->cap_peers ? ep->cap_peers * 2 : 16;
+		struct sctpt_peer **np = realloc(ep->peers, (size_t)cap * sizeof(*np));
+		if (!np)
+			return NULL;
+		ep->peers = np;
+		ep->cap_peers = cap;
+	}
+	struct sctpt_peer *p = calloc(1, sizeof(*p));
+	uint16_t ns = ep->cfg.streams;
+	if (!p)
+		return NULL;
+	p->txq = calloc(ns, sizeof(*p->txq));
+	p->rx = calloc(ns, sizeof(*p->rx));
+	p->stream_msgs_sent = calloc(ns, sizeof(*p->stream_msgs_sent));
+	if (!p->txq || !p->rx || !p->stream_msgs_sent) {
+		free(p->txq);
+		free(p->rx);
+		free(p->stream_msgs_sent);
+		free(p);
+		return NULL;
+	}
+	p->ep = ep;
+	p->id = ep->npeers;
+	p->mirror.kind = SCTPT_SEL_MIRROR;
+	p->mirror.peer = p;
+	p->sel_out.kind = SCTPT_SEL_OUT;
+	p->sel_out.peer = p;
+	sctpt_order_init(&p->order);
+	ep->peers[ep->npeers++] = p;
+	return p;
+}
+
+struct sctpt_peer *sctpt_peer_by_udp(struct sctpt_ep *ep, const struct sockaddr_in *from, int *path)
+{
+	for (int i = 0; i < ep->npeers; i++) {
+		struct sctpt_peer *p = ep->peers[i];
+		for (int k = 0; k < p->npaths; k++) {
+			const struct sockaddr_in *r = &p->paths[k]->remote;
+			if (r->sin_addr.s_addr == from->sin_addr.s_addr && r->sin_port == from->sin_port) {
+				*path = k;
+				return p;
+			}
+		}
+	}
+	return NULL;
+}
+
+sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card)
+{
+	struct sctpt_card_info ci;
+	int rc = sctpt_card_parse(card, &ci);
+	if (rc)
+		return rc;
+	LOCK(ep);
+	for (int i = 0; i < ep->npeers; i++) {
+		if (strcmp(ep->peers[i]->card, card) == 0) {
+			UNLOCK(ep);
+			return i;
+		}
+	}
+	struct sctpt_peer *p = new_peer(ep);
+	if (!p) {
+		UNLOCK(ep);
+		return sctpt_err(-ENOMEM, "out of memory adding peer %s", card);
+	}
+	snprintf(p->card, sizeof(p->card), "%s", card);
+	p->info = ci;
+	make_paths(ep, p);
+	UNLOCK(ep);
+	return p->id;
+}
+
+static struct sctpt_peer *peer_get(struct sctpt_ep *ep, sctpt_peer_t id)
+{
+	return id >= 0 && id < ep->npeers ? ep->peers[id] : NULL;
+}
+
+int sctpt_peer_state(struct sctpt_ep *ep, sctpt_peer_t id)
+{
+	LOCK(ep);
+	struct sctpt_peer *p = peer_get(ep, id);
+	int s = p ? p->state : -EINVAL;
+	UNLOCK(ep);
+	return s;
+}
+
+const char *sctpt_peer_name(struct sctpt_ep *ep, sctpt_peer_t id)
+{
+	struct sctpt_peer *p = peer_get(ep, id);
+	return p ? p->card : "(no such peer)";
+}
+
+/* ---- sending ---- */
+
+static void txmsg_free(struct sctpt_txmsg *m)
+{
+	if (m->iov != m->iov_inline)
+		free(m->iov);
+	free(m);
+}
+
+static void finish_tx(struct sctpt_ep *ep, struct sctpt_txmsg *m, int status, int notify)
+{
+	if (notify && ep->cfg.ops.send_done)
+		ep->cfg.ops.send_done(ep->cfg.ops.arg, m->cookie, status);
+	txmsg_free(m);
+}
+
+/* Copies the next fragment of m (envelope + payload) into ep->txbuf; returns its length. */
+static size_t build_fragment(struct sctpt_ep *ep, struct sctpt_txmsg *m)
+{
+	uint64_t left = m->hdr.msg_len - m->hdr.offset;
+	size_t n = left > ep->cfg.frag_size ? ep->cfg.frag_size : (size_t)left;
+	struct sctpt_hdr h = m->hdr;
+	h.flags = (uint8_t)((m->hdr.flags & SCTPT_F_UNORDERED) | (h.offset == 0 ? SCTPT_F_FIRST : 0) |
+			    (n == left ? SCTPT_F_LAST : 0));
+	sctpt_hdr_encode(&h, ep->txbuf);
+	uint8_t *d = ep->txbuf + SCTPT_HDR_LEN;
+	size_t want = n;
+	int idx = m->iov_idx;
+	size_t off = m->iov_off;
+	while (want) {
+		size_t c = m->iov[idx].iov_len - off;
+		if (c > want)
+			c = want;
+		memcpy(d, (const uint8_t *)m->iov[idx].iov_base + off, c);
+		d += c;
+		want -= c;
+		off += c;
+		if (off == m->iov[idx].iov_len) {
+			idx++;
+			off = 0;
+		}
+	}
+	return SCTPT_HDR_LEN + n;
+}
+
+static void advance(struct sctpt_txmsg *m, size_t n)
+{
+	m->hdr.offset += n;
+	while (n) {
+		size_t c = m->iov[m->iov_idx].iov_len - m->iov_off;
+		if (c > n)
+			c = n;
+		n -= c;
+		m->iov_off += c;
+		if (m->iov_off == m->iov[m->iov_idx].iov_len) {
+			m->iov_idx++;
+			m->iov_off = 0;
+		}
+	}
+	while (m->iov_idx < m->iovcnt && m->iov[m->iov_idx].iov_len == 0)
+		m->iov_idx++;
+}
+
+/* Sends one fragment of the head message of stream s: 1 sent, 0 buffer full, < 0 error. */
+static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
+		    struct sctpt_txmsg *inline_msg, int *inline_done)
+{
+	struct sctpt_txq *q = &p->txq[s];
+	struct sctpt_txmsg *m = q->head;
+	size_t len = build_fragment(ep, m);
+	int rc = sctpt_sock_send(ep, p, s, ep->txbuf, len);
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc < 0)
+		return rc;
+	advance(m, len - SCTPT_HDR_LEN);
+	if (m->hdr.offset == m->hdr.msg_len) {
+		q->head = m->next;
+		if (!q->head)
+			q->tail = NULL;
+		p->tx_queued--;
+		if (p->tx_queued == 0)
+			ep->tx_peers--;
+		p->msgs_sent++;
+		p->bytes_sent += m->hdr.msg_len;
+		p->stream_msgs_sent[s]++;
+		if (m == inline_msg) {
+			*inline_done = 1;
+			txmsg_free(m);
+		} else {
+			finish_tx(ep, m, 0, 1);
+		}
+	}
+	return 1;
+}
+
+/* Round-robin over the peer's streams, one fragment each, until SCTP's buffer is full. */
+static int push_peer(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txmsg *inline_msg,
+		     int *inline_done)
+{
+	uint16_t ns = ep->cfg.streams;
+	int sent = 0, idle = 0;
+	if (p->state == SCTPT_PEER_FAILED)
+		return 0;
+	while (p->tx_queued && idle < ns) {
+		uint16_t s = p->rr_next;
+		p->rr_next = (uint16_t)((s + 1) % ns);
+		if (!p->txq[s].head) {
+			idle++;
+			continue;
+		}
+		idle = 0;
+		int rc = push_one(ep, p, s, inline_msg, inline_done);
+		if (rc <= 0)
+			return rc < 0 ? rc : sent;
+		sent++;
+	}
+	return sent;
+}
+
+static void fail_peer(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
+{
+	if (p->state == SCTPT_PEER_FAILED)
+		return;
+	p->state = SCTPT_PEER_FAILED;
+	p->error = err;
+	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
+		struct sctpt_txmsg *m = p->txq[s].head, *n;
+		for (; m; m = n) {
+			n = m->next;
+			finish_tx(ep, m, -EPIPE, 1);
+		}
+		p->txq[s].head = p->txq[s].tail = NULL;
+	}
+	if (p->tx_queued)
+		ep->tx_peers--;
+	p->tx_queued = 0;
+	char what[SCTPT_CARD_MAX + 64];
+	snprintf(what, sizeof(what), "peer %s lost: %s", p->card, strerror(-err));
+	sctpt_err(err, "%s", what);
+	emit(ep, SCTPT_EV_ASSOC_DOWN, p, err, -1, what);
+}
+
+int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t tag, unsigned flags,
+	       const struct iovec *iov, int iovcnt, void *cookie)
+{
+	struct sctpt_peer *p;
+	struct sctpt_txmsg *m;
+	uint64_t len = 0;
+	int rc = 0, done = 0;
+	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+		return sctpt_err(-EINVAL, "sctpt_send: bad iovec");
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	if (len > SCTPT_MAX_MSG)
+		return sctpt_err(-EMSGSIZE, "sctpt_send: %llu bytes is over the limit",
+				 (unsigned long long)len);
+	LOCK(ep);
+	p = peer_get(ep, id);
+	if (!p || p->anonymous) {
+		UNLOCK(ep);
+		return sctpt_err(-EINVAL, "sctpt_send: no peer %d with a business card", id);
+	}
+	if (p->state == SCTPT_PEER_FAILED) {
+		rc = sctpt_err(-EPIPE, "peer %s is lost: %s", p->card, strerror(-p->error));
+		goto out;
+	}
+	if (p->state == SCTPT_PEER_IDLE) {
+		rc = sctpt_sock_connect(ep, p);
+		if (rc)
+			goto out;
+		p->state = SCTPT_PEER_CONNECTING;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
+		goto out;
+	}
+	m->iov = iovcnt <= 4 ? m->iov_inline : malloc((size_t)iovcnt * sizeof(*iov));
+	if (!m->iov) {
+		free(m);
+		rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
+		goto out;
+	}
+	if (iovcnt)
+		memcpy(m->iov, iov, (size_t)iovcnt * sizeof(*iov));
+	m->iovcnt = iovcnt;
+	advance(m, 0); /* skip leading empty iovecs */
+	m->cookie = cookie;
+	m->hdr.version = SCTPT_PROTO_VERSION;
+	m->hdr.op = SCTPT_OP_DATA;
+	m->hdr.context = context;
+	m->hdr.tag = tag;
+	m->hdr.msg_len = len;
+	if (flags & SCTPT_SEND_UNORDERED) {
+		m->hdr.flags = SCTPT_F_UNORDERED;
+	} else {
+		struct sctpt_order_ctx *oc = sctpt_order_get(&p->order, context);
+		if (!oc) {
+			txmsg_free(m);
+			rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
+			goto out;
+		}
+		m->hdr.seq = sctpt_order_stamp(oc);
+	}
+	m->stream = ep->cfg.ops.stream_map ?
+			    ep->cfg.ops.stream_map(ep->cfg.ops.arg, context, tag, ep->cfg.streams) :
+			    sctpt_stream_default(context, tag, ep->cfg.streams);
+	if (m->stream == 0 || m->stream >= ep->cfg.streams)
+		m->stream = (uint16_t)(1 + m->stream % (ep->cfg.streams - 1));
+	struct sctpt_txq *q = &p->txq[m->stream];
+	if (q->tail)
+		q->tail->next = m;
+	else
+		q->head = m;
+	q->tail = m;
+	if (p->tx_queued++ == 0)
+		ep->tx_peers++;
+	/* Start with this stream so a lone small message leaves right away. */
+	if (!q->head->next)
+		p->rr_next = m->stream;
+	rc = push_peer(ep, p, m, &done);
+	if (rc < 0) {
+		fail_peer(ep, p, rc);
+		rc = done ? 1 : -EPIPE;
+		goto out;
+	}
+	rc = done ? 1 : 0;
+out:
+	UNLOCK(ep);
+	return rc;
+}
+
+int sctpt_pending(struct sctpt_ep *ep, sctpt_peer_t id)
+{
+	LOCK(ep);
+	struct sctpt_peer *p = peer_get(ep, id);
+	int r = id < 0 ? ep->tx_peers > 0 : p ? p->tx_queued > 0 : 0;
+	UNLOCK(ep);
+	return r;
+}
+
+/* ---- receiving ---- */
+
+static void rxmsg_free(struct sctpt_rxmsg *r)
+{
+	if (r->owned)
+		free(r->buf);
+	free(r);
+}
+
+static void order_release(struct sctpt_order_item *it)
+{
+	rxmsg_free((struct sctpt_rxmsg *)it);
+}
+
+static void deliver_now(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_hdr *h,
+			uint16_t stream, const void *data, size_t len, void *cookie)
+{
+	struct sctpt_msg msg = {.peer = p->id, .context = h->context, .tag = h->tag,
+				.stream = stream, .data = data, .len = len, .buf_cookie = cookie};
+	p->msgs_recv++;
+	p->bytes_recv += len;
+	ep->cfg.ops.recv(ep->cfg.ops.arg, &msg);
+}
+
+static void protocol_error(struct sctpt_ep *ep, struct sctpt_peer *p, const char *why)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s", why);
+	sctpt_err(-EPROTO, "peer %s sent a malformed message: %s", p ? p->card : "?", msg);
+	if (p)
+		fail_peer(ep, p, -EPROTO);
+}
+
+/*
+ * A whole message is here: release it now if it is next in its (peer, context), else hold
+ * it. For a held message from the staging buffer, r is NULL and the data is copied.
+ */
+static void complete(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_hdr *h,
+		     uint16_t stream, const uint8_t *data, struct sctpt_rxmsg *r)
+{
+	size_t len = (size_t)h->msg_len;
+	if (h->flags & SCTPT_F_UNORDERED) {
+		deliver_now(ep, p, h, stream, data, len, r ? r->cookie : NULL);
+		if (r)
+			rxmsg_free(r);
+		return;
+	}
+	struct sctpt_order_ctx *oc = sctpt_order_get(&p->order, h->context);
+	if (!oc) {
+		fail_peer(ep, p, -ENOMEM);
+		if (r)
+			rxmsg_free(r);
+		return;
+	}
+	switch (sctpt_order_classify(oc, h->seq)) {
+	case SCTPT_ORDER_BAD:
+		if (r)
+			rxmsg_free(r);
+		protocol_error(ep, p, "duplicate or stale sequence number");
+		return;
+	case SCTPT_ORDER_HOLD:
+		if (!r) {
+			r = calloc(1, sizeof(*r));
+			if (!r || !(r->buf = malloc(len ? len : 1))) {
+				free(r);
+				fail_peer(ep, p, -ENOMEM);
+				return;
+			}
+			memcpy(r->buf, data, len);
+			r->owned = 1;
+			r->hdr = *h;
+			r->stream = stream;
+		}
+		r->order.seq = h->seq;
+		p->held_for_order++;
+		sctpt_order_hold(oc, &r->order);
+		return;
+	case SCTPT_ORDER_NOW:
+		break;
+	}
+	deliver_now(ep, p, h, stream, data, len, r ? r->cookie : NULL);
+	if (r)
+		rxmsg_free(r);
+	/* the callback may have added contexts: look the context up again */
+	for (;;) {
+		oc = sctpt_order_get(&p->order, h->context);
+		struct sctpt_order_item *it = oc ? sctpt_order_advance(oc) : NULL;
+		if (!it)
+			break;
+		struct sctpt_rxmsg *n = (struct sctpt_rxmsg *)it;
+		deliver_now(ep, p, &n->hdr, n->stream, n->buf, (size_t)n->hdr.msg_len, n->cookie);
+		rxmsg_free(n);
+	}
+}
+
+/* First fragment of a multi-fragment message: get its buffer. */
+static struct sctpt_rxmsg *start_reassembly(struct sctpt_ep *ep, struct sctpt_peer *p,
+					    const struct sctpt_hdr *h, uint16_t stream)
+{
+	struct sctpt_rxmsg *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->hdr = *h;
+	r->stream = stream;
+	if (ep->cfg.ops.recv_buf)
+		r->buf = ep->cfg.ops.recv_buf(ep->cfg.ops.arg, p->id, h->context, h->tag,
+					      (size_t)h->msg_len, &r->cookie);
+	if (!r->buf) {
+		r->buf = malloc((size_t)h->msg_len);
+		r->owned = 1;
+		r->cookie = NULL;
+	}
+	if (!r->buf) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The envelope of a new SCTP message is in ep->stage[0..n): decide where its bytes go. */
+static int begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	memset(c, 0, sizeof(*c));
+	c->active = 1;
+	c->peer = p;
+	c->stream = stream;
+	if (!p || stream >= ep->cfg.streams) {
+		c->discard = 1;
+		return 0;
+	}
+	if (sctpt_hdr_decode(ep->stage, n, &c->hdr) != 0) {
+		protocol_error(ep, p, sctpt_last_error());
+		c->discard = 1;
+		return 0;
+	}
+	size_t payload = n - SCTPT_HDR_LEN;
+	struct sctpt_rxmsg **slot = &p->rx[stream];
+	int single = (c->hdr.flags & SCTPT_F_FIRST) && c->hdr.msg_len <= ep->cfg.frag_size;
+	if (single) {
+		c->in_stage = 1;
+		c->dst = ep->stage + n;
+		c->cap = ep->stage_len - n;
+		c->got = payload;
+		return 0;
+	}
+	if (c->hdr.flags & SCTPT_F_FIRST) {
+		if (*slot) {
+			protocol_error(ep, p, "new message on a stream with one unfinished");
+			c->discard = 1;
+			return 0;
+		}
+		*slot = start_reassembly(ep, p, &c->hdr, stream);
+		if (!*slot) {
+			fail_peer(ep, p, -ENOMEM);
+			c->discard = 1;
+			return 0;
+		}
+	} else if (!*slot || (*slot)->got != c->hdr.offset ||
+		   (*slot)->hdr.context != c->hdr.context || (*slot)->hdr.tag != c->hdr.tag ||
+		   (*slot)->hdr.seq != c->hdr.seq || (*slot)->hdr.msg_len != c->hdr.msg_len) {
+		protocol_error(ep, p, "fragment does not continue the message on its stream");
+		c->discard = 1;
+		return 0;
+	}
+	struct sctpt_rxmsg *r = *slot;
+	uint64_t room = r->hdr.msg_len - c->hdr.offset;
+	if (payload > room) {
+		protocol_error(ep, p, "fragment overruns its message");
+		c->discard = 1;
+		return 0;
+	}
+	memcpy(r->buf + c->hdr.offset, ep->stage + SCTPT_HDR_LEN, payload);
+	c->frag = r;
+	c->got = payload;
+	c->dst = r->buf + c->hdr.offset + payload;
+	c->cap = (size_t)(room - payload);
+	return 0;
+}
+
+/* The SCTP message in ep->cur ended. */
+static void end_message(struct sctpt_ep *ep)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	struct sctpt_peer *p = c->peer;
+	c->active = 0;
+	if (c->discard || (p && p->state == SCTPT_PEER_FAILED))
+		return;
+	if (sctpt_hdr_check_payload(&c->hdr, c->got) != 0) {
+		protocol_error(ep, p, sctpt_last_error());
+		return;
+	}
+	if (c->in_stage) {
+		complete(ep, p, &c->hdr, c->stream, ep->stage + SCTPT_HDR_LEN, NULL);
+		return;
+	}
+	struct sctpt_rxmsg *r = c->frag;
+	r->got = (size_t)(c->hdr.offset + c->got);
+	if (c->hdr.flags & SCTPT_F_LAST) {
+		p->rx[c->stream] = NULL;
+		complete(ep, p, &r->hdr, r->stream, r->buf, r);
+	}
+}
+
+/* Drains the receive socket; returns SCTP messages completed. */
+static int receive(struct sctpt_ep *ep)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	int count = 0;
+	for (int guard = 0; guard < 4096; guard++) {
+		struct sctpt_peer *p = NULL;
+		uint16_t stream = 0;
+		int eor = 0, n;
+		if (!c->active) {
+			/* read the envelope and, for small messages, the whole message */
+			size_t want = ep->stage_len < 4096 ? ep->stage_len : 4096;
+			n = sctpt_sock_recv(ep, ep->stage, want, &p, &stream, &eor);
+			if (n < 0)
+				break;
+			if ((size_t)n < SCTPT_HDR_LEN && !eor) {
+				/* cannot happen with a 4 KiB first read; keep the bytes honest */
+				protocol_error(ep, p, "envelope split across reads");
+				c->active = 1;
+				c->discard = 1;
+				continue;
+			}
+			begin_message(ep, p, stream, (size_t)n);
+		} else {
+			uint8_t scratch[4096];
+			uint8_t *dst = c->discard || c->cap == 0 ? scratch : c->dst;
+			size_t cap = c->discard || c->cap == 0 ? sizeof(scratch) : c->cap;
+			n = sctpt_sock_recv(ep, dst, cap, &p, &stream, &eor);
+			if (n < 0)
+				break;
+			if (!c->discard && dst == scratch && n > 0) {
+				protocol_error(ep, c->peer, "message longer than its envelope says");
+				c->discard = 1;
+			} else if (!c->discard) {
+				c->dst += n;
+				c->cap -= (size_t)n;
+				c->got += (size_t)n;
+			}
+		}
+		if (eor) {
+			end_message(ep);
+			count++;
+		}
+	}
+	return count;
+}
+
+/* ---- events from the socket layer ---- */
+
+void sctpt_on_assoc(struct sctpt_ep *ep, struct sctpt_peer *p, enum sctpt_event_type t, int err)
+{
+	char what[SCTPT_CARD_MAX + 32];
+	switch (t) {
+	case SCTPT_EV_ASSOC_UP:
+		if (p->state == SCTPT_PEER_CONNECTING || p->state == SCTPT_PEER_IDLE)
+			p->state = p->assoc_out ? SCTPT_PEER_UP : p->state;
+		snprintf(what, sizeof(what), "peer %s up", p->card);
+		emit(ep, t, p, 0, -1, what);
+		break;
+	case SCTPT_EV_ASSOC_RESTART:
+		snprintf(what, sizeof(what), "peer %s restarted", p->card);
+		emit(ep, t, p, 0, -1, what);
+		break;
+	case SCTPT_EV_ASSOC_DOWN:
+		fail_peer(ep, p, err);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Tells the event callback about path changes the socket layer made since last time. */
+static void report_paths(struct sctpt_ep *ep)
+{
+	for (int i = 0; i < ep->npeers; i++) {
+		struct sctpt_peer *p = ep->peers[i];
+		if (!p->registered)
+			continue;
+		for (int k = 0; k < p->npaths; k++) {
+			struct sctpt_path *path = p->paths[k];
+			int up = atomic_load(&path->up);
+			if (up != path->reported_up) {
+				path->reported_up = up;
+				sctpt_on_path(ep, path, up ? SCTPT_EV_PATH_UP : SCTPT_EV_PATH_DOWN);
+			}
+		}
+		int cur = atomic_load(&p->sel_out.cur);
+		if (cur != p->primary_reported) {
+			p->primary_reported = cur;
+			sctpt_on_path(ep, p->paths[cur], SCTPT_EV_PATH_PRIMARY);
+		}
+	}
+}
+
+void sctpt_on_path(struct sctpt_ep *ep, struct sctpt_path *path, enum sctpt_event_type t)
+{
+	struct sctpt_peer *p = path->peer;
+	char what[160], l[INET_ADDRSTRLEN], r[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &ep->udp[path->local].addr.sin_addr, l, sizeof(l));
+	inet_ntop(AF_INET, &path->remote.sin_addr, r, sizeof(r));
+	int e = atomic_load(&path->send_errno);
+	snprintf(what, sizeof(what), "path %s -> %s to peer %d %s%s%s", l, r, p->id,
+		 t == SCTPT_EV_PATH_UP ? "up" : t == SCTPT_EV_PATH_DOWN ? "down" : "primary",
+		 t == SCTPT_EV_PATH_DOWN && e ? ": " : "", t == SCTPT_EV_PATH_DOWN && e ? strerror(e) : "");
+	emit(ep, t, p, 0, path->index, what);
+}
+
+void sctpt_on_send_failed(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
+{
+	fail_peer(ep, p, err);
+}
+
+/* ---- progress ---- */
+
+static int progress_locked(struct sctpt_ep *ep)
+{
+	int n = sctpt_sock_input(ep);
+	n += sctpt_sock_events(ep);
+	n += receive(ep);
+	report_paths(ep);
+	if (ep->tx_peers) {
+		for (int i = 0; i < ep->npeers; i++) {
+			struct sctpt_peer *p = ep->peers[i];
+			if (!p->tx_queued)
+				continue;
+			int rc = push_peer(ep, p, NULL, NULL);
+			if (rc < 0)
+				fail_peer(ep, p, rc);
+			else
+				n += rc;
+		}
+	}
+	return n;
+}
+
+int sctpt_progress(struct sctpt_ep *ep)
+{
+	LOCK(ep);
+	int n = progress_locked(ep);
+	UNLOCK(ep);
+	return n;
+}
+
+int sctpt_wait(struct sctpt_ep *ep, int timeout_ms)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = sctpt_progress(ep);
+		if (n > 0)
+			return n;
+		struct timespec t1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long el = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (timeout_ms >= 0 && el >= timeout_ms)
+			return 0;
+		sctpt_sock_wait(ep, timeout_ms < 0 ? -1 : (int)(timeout_ms - el));
+	}
+}
+
+int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_stats *st)
+{
+	LOCK(ep);
+	struct sctpt_peer *p = peer_get(ep, id);
+	if (!p) {
+		UNLOCK(ep);
+		return sctpt_err(-EINVAL, "no peer %d", id);
+	}
+	memset(st, 0, sizeof(*st));
+	st->state = p->state;
+	st->msgs_sent = p->msgs_sent;
+	st->bytes_sent = p->bytes_sent;
+	st->msgs_recv = p->msgs_recv;
+	st->bytes_recv = p->bytes_recv;
+	st->held_for_order = p->held_for_order;
+	for (uint16_t s = 0; s < ep->cfg.streams; s++)
+		st->stream_msgs_sent[s] = p->stream_msgs_sent[s];
+	int rc = sctpt_sock_peer_stats(ep, p, st);
+	UNLOCK(ep);
+	return rc;
+}
+
+/* ---- closing ---- */
+
+static void free_peer(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
+		struct sctpt_txmsg *m = p->txq[s].head, *n;
+		for (; m; m = n) {
+			n = m->next;
+			finish_tx(ep, m, -ECANCELED, 1);
+		}
+		if (p->rx[s])
+			rxmsg_free(p->rx[s]);
+	}
+	sctpt_order_fini(&p->order, order_release);
+	for (int i = 0; i < p->npaths; i++)
+		free(p->paths[i]);
+	free(p->txq);
+	free(p->rx);
+	free(p->stream_msgs_sent);
+	free(p);
+}
+
+void sctpt_close(struct sctpt_ep *ep)
+{
+	if (!ep)
+		return;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* flush what is queued, for at most 2 s */
+	while (sctpt_pending(ep, -1)) {
+		sctpt_wait(ep, 10);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec >= 2)
+			break;
+	}
+	LOCK(ep);
+	sctpt_sock_close(ep);
+	for (int i = 0; i < ep->npeers; i++)
+		free_peer(ep, ep->peers[i]);
+	free(ep->peers);
+	free(ep->stage);
+	free(ep->txbuf);
+	UNLOCK(ep);
+	pthread_mutex_destroy(&ep->lock);
+	free(ep);
+}

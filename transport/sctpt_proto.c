@@ -1,0 +1,148 @@
+/* Envelope and business-card codecs; everything received is checked here first. */
+#include "sctpt_proto.h"
+#include "sctpt_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+void sctpt_hdr_encode(const struct sctpt_hdr *h, uint8_t out[SCTPT_HDR_LEN])
+{
+	out[0] = h->version;
+	out[1] = h->op;
+	out[2] = h->flags;
+	out[3] = 0;
+	put32(out + 4, h->context);
+	put32(out + 8, (uint32_t)h->tag);
+	put32(out + 12, h->seq);
+	put64(out + 16, h->msg_len);
+	put64(out + 24, h->offset);
+}
+
+int sctpt_hdr_decode(const uint8_t *buf, size_t len, struct sctpt_hdr *h)
+{
+	if (len < SCTPT_HDR_LEN)
+		return sctpt_err(-EPROTO, "envelope truncated: %zu of %d bytes", len, SCTPT_HDR_LEN);
+	h->version = buf[0];
+	h->op = buf[1];
+	h->flags = buf[2];
+	h->context = get32(buf + 4);
+	h->tag = (int32_t)get32(buf + 8);
+	h->seq = get32(buf + 12);
+	h->msg_len = get64(buf + 16);
+	h->offset = get64(buf + 24);
+	if (h->version != SCTPT_PROTO_VERSION)
+		return sctpt_err(-EPROTO, "envelope version %u, expected %u", h->version,
+				 SCTPT_PROTO_VERSION);
+	if (h->op != SCTPT_OP_DATA)
+		return sctpt_err(-EPROTO, "unknown envelope op %u", h->op);
+	if ((h->flags & ~SCTPT_F_ALL) || buf[3] != 0)
+		return sctpt_err(-EPROTO, "reserved envelope bits set (flags 0x%x)", h->flags);
+	if (h->msg_len > SCTPT_MAX_MSG || h->offset > h->msg_len)
+		return sctpt_err(-EPROTO, "envelope offset %llu beyond message length %llu",
+				 (unsigned long long)h->offset, (unsigned long long)h->msg_len);
+	if ((h->flags & SCTPT_F_UNORDERED) && h->seq != 0)
+		return sctpt_err(-EPROTO, "unordered message with sequence %u", h->seq);
+	return 0;
+}
+
+int sctpt_hdr_check_payload(const struct sctpt_hdr *h, size_t payload_len)
+{
+	int first = (h->flags & SCTPT_F_FIRST) != 0;
+	int last = (h->flags & SCTPT_F_LAST) != 0;
+	if (payload_len > h->msg_len - h->offset)
+		return sctpt_err(-EPROTO, "fragment at %llu with %zu bytes overruns message of %llu",
+				 (unsigned long long)h->offset, payload_len,
+				 (unsigned long long)h->msg_len);
+	if (first != (h->offset == 0))
+		return sctpt_err(-EPROTO, "FIRST flag %d at offset %llu", first,
+				 (unsigned long long)h->offset);
+	if (last != (h->offset + payload_len == h->msg_len))
+		return sctpt_err(-EPROTO, "LAST flag %d with %llu bytes left", last,
+				 (unsigned long long)(h->msg_len - h->offset - payload_len));
+	if (!last && payload_len == 0)
+		return sctpt_err(-EPROTO, "empty fragment in the middle of a message");
+	return 0;
+}
+
+int sctpt_card_format(const struct sctpt_card_info *c, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "sctpt1 %u %u", c->udp_port, c->sctp_port);
+	for (int i = 0; i < c->naddrs && n < len; i++) {
+		char a[INET_ADDRSTRLEN];
+		struct in_addr in = {.s_addr = c->addrs[i]};
+		inet_ntop(AF_INET, &in, a, sizeof(a));
+		n += (size_t)snprintf(buf + n, len - n, " %s", a);
+	}
+	if (n >= len)
+		return sctpt_err(-ENOSPC, "business card needs %zu bytes, buffer has %zu", n + 1, len);
+	return (int)n;
+}
+
+static int parse_port(const char *tok, const char *what, uint16_t *out)
+{
+	char *end;
+	long v = strtol(tok, &end, 10);
+	if (*tok == '\0' || *end != '\0' || v <= 0 || v > 65535)
+		return sctpt_err(-EINVAL, "business card: bad %s '%.16s'", what, tok);
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int sctpt_card_parse(const char *s, struct sctpt_card_info *c)
+{
+	char copy[SCTPT_CARD_MAX_LEN];
+	char *save = NULL, *tok;
+	size_t n = strnlen(s, sizeof(copy));
+	if (n == sizeof(copy))
+		return sctpt_err(-EINVAL, "business card longer than %zu bytes", sizeof(copy) - 1);
+	memcpy(copy, s, n + 1);
+	memset(c, 0, sizeof(*c));
+	tok = strtok_r(copy, " ", &save);
+	if (!tok || strcmp(tok, "sctpt1") != 0)
+		return sctpt_err(-EINVAL, "business card '%.40s' does not start with sctpt1", s);
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || parse_port(tok, "UDP port", &c->udp_port))
+		return sctpt_err(-EINVAL, "business card '%.40s': bad or missing UDP port", s);
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || parse_port(tok, "SCTP port", &c->sctp_port))
+		return sctpt_err(-EINVAL, "business card '%.40s': bad or missing SCTP port", s);
+	while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+		struct in_addr in;
+		if (c->naddrs == (int)(sizeof(c->addrs) / sizeof(c->addrs[0])))
+			return sctpt_err(-EINVAL, "business card '%.40s': more than %zu addresses", s,
+					 sizeof(c->addrs) / sizeof(c->addrs[0]));
+		if (inet_pton(AF_INET, tok, &in) != 1)
+			return sctpt_err(-EINVAL, "business card: bad IPv4 address '%.20s'", tok);
+		c->addrs[c->naddrs++] = in.s_addr;
+	}
+	if (c->naddrs == 0)
+		return sctpt_err(-EINVAL, "business card '%.40s' has no address", s);
+	return 0;
+}

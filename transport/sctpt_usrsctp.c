@@ -1,0 +1,719 @@
+/*
+ * Socket layer over usrsctp: AF_CONN associations carried in our own UDP sockets, read from
+ * the caller's progress loop. No usrsctp thread runs (usrsctp_init_nothreads), timers are
+ * driven by usrsctp_handle_timers, and our conn_output callback only ever calls sendto.
+ */
+#include "sctpt_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <usrsctp.h>
+
+#ifndef SCTP_CMT_ON_OFF
+#define SCTP_CMT_ON_OFF 0x00001200 /* handled by usrsctp, missing from usrsctp.h */
+#endif
+
+#define RX_BATCH 8
+#define RX_DGRAM 65536
+
+/* usrsctp is one instance per process, shared by all endpoints. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_refs;
+static int g_next_port = 5000;
+static uint64_t g_last_tick_ms;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int path_send(struct sctpt_path *path, const void *buf, size_t len)
+{
+	struct sctpt_ep *ep = path->peer->ep;
+	ssize_t n = sendto(ep->udp[path->local].fd, buf, len, MSG_DONTWAIT,
+			   (const struct sockaddr *)&path->remote, sizeof(path->remote));
+	if (n < 0) {
+		atomic_store(&path->send_errno, errno);
+		return -errno;
+	}
+	atomic_fetch_add_explicit(&path->pkts_out, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&path->bytes_out, len, memory_order_relaxed);
+	return 0;
+}
+
+/* The next path after from that is up, else simply the next one. */
+static int next_path(struct sctpt_peer *p, int from)
+{
+	for (int k = 1; k <= p->npaths; k++) {
+		int i = (from + k) % p->npaths;
+		if (atomic_load_explicit(&p->paths[i]->up, memory_order_relaxed))
+			return i;
+	}
+	return (from + 1) % p->npaths;
+}
+
+/*
+ * usrsctp's output hook: addr is a peer's selector. Only sendto happens here; path state
+ * changes are picked up and reported by the progress loop, never from inside usrsctp.
+ */
+static int conn_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t set_df)
+{
+	(void)tos;
+	(void)set_df;
+	struct sctpt_sel *sel = addr;
+	struct sctpt_peer *p = sel->peer;
+	int n = p->npaths;
+	if (n == 0)
+		return 0;
+	int i = atomic_load_explicit(&sel->cur, memory_order_relaxed);
+	if (sel->kind == SCTPT_SEL_OUT && p->ep->cfg.cmt) /* spray over the paths that are up */
+		i = next_path(p, (int)(atomic_fetch_add(&sel->rr, 1) % (unsigned)n));
+	for (int k = 0; k < n; k++) {
+		int rc = path_send(p->paths[i], buf, len);
+		if (rc == 0 || rc == -EAGAIN || rc == -ENOBUFS)
+			return 0; /* a dropped datagram is SCTP's to retransmit */
+		atomic_store(&p->paths[i]->up, 0); /* this NIC cannot send there: fail over */
+		i = next_path(p, i);
+		atomic_store(&sel->cur, i);
+	}
+	return 0;
+}
+
+static int global_init(const struct sctpt_config *cfg)
+{
+	pthread_mutex_lock(&g_lock);
+	if (g_refs++ == 0) {
+		usrsctp_init_nothreads(0, conn_output, NULL);
+		usrsctp_sysctl_set_sctp_ecn_enable(1);
+		usrsctp_sysctl_set_sctp_nr_outgoing_streams_default(cfg->streams);
+		if (!cfg->crc32c)
+			usrsctp_enable_crc32c_offload();
+		if (cfg->cmt)
+			usrsctp_sysctl_set_sctp_cmt_on_off(SCTP_CMT_RPV2);
+		g_last_tick_ms = now_ms();
+	}
+	pthread_mutex_unlock(&g_lock);
+	return 0;
+}
+
+static void global_fini(void)
+{
+	pthread_mutex_lock(&g_lock);
+	if (--g_refs == 0) {
+		/* usrsctp_finish fails while sockets linger in TIME_WAIT-like states; retry briefly. */
+		for (int i = 0; i < 50 && usrsctp_finish() != 0; i++) {
+			usrsctp_handle_timers(100);
+			usleep(1000);
+		}
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void run_timers(void)
+{
+	if (pthread_mutex_trylock(&g_lock) != 0)
+		return; /* another thread is on it */
+	uint64_t t = now_ms();
+	if (t > g_last_tick_ms) {
+		uint32_t dt = (uint32_t)(t - g_last_tick_ms);
+		g_last_tick_ms = t;
+		usrsctp_handle_timers(dt);
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+static int set_opt(struct socket *so, int level, int name, const void *v, socklen_t len,
+		   const char *what)
+{
+	if (usrsctp_setsockopt(so, level, name, v, len) != 0)
+		return sctpt_err(-errno, "usrsctp setsockopt %s: %s", what, strerror(errno));
+	return 0;
+}
+
+static int configure_socket(struct sctpt_ep *ep, struct socket *so)
+{
+	const struct sctpt_config *c = &ep->cfg;
+	int one = 1, zero = 0, rc = 0;
+	int sndbuf = (int)c->sndbuf, rcvbuf = (int)c->rcvbuf;
+	uint32_t pdp = (uint32_t)(c->frag_size + SCTPT_HDR_LEN + 1024);
+	struct sctp_initmsg init = {
+		.sinit_num_ostreams = c->streams,
+		.sinit_max_instreams = c->streams,
+		.sinit_max_attempts = 4,
+		.sinit_max_init_timeo = (uint16_t)c->rto_max_ms,
+	};
+	struct sctp_rtoinfo rto = {
+		.srto_assoc_id = SCTP_FUTURE_ASSOC,
+		.srto_initial = (uint32_t)c->rto_initial_ms,
+		.srto_max = (uint32_t)c->rto_max_ms,
+		.srto_min = (uint32_t)c->rto_min_ms,
+	};
+	struct sctp_assocparams ap = {
+		.sasoc_assoc_id = SCTP_FUTURE_ASSOC,
+		.sasoc_asocmaxrxt = (uint16_t)c->assoc_max_retrans,
+	};
+	struct sctp_paddrparams pp = {
+		.spp_assoc_id = SCTP_FUTURE_ASSOC,
+		.spp_hbinterval = (uint32_t)c->hb_interval_ms,
+		.spp_pathmaxrxt = (uint16_t)c->path_max_retrans,
+		.spp_flags = SPP_HB_ENABLE,
+	};
+	struct sctp_assoc_value ss = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_SS_ROUND_ROBIN};
+	uint16_t ev_types[] = {SCTP_ASSOC_CHANGE, SCTP_PEER_ADDR_CHANGE, SCTP_SEND_FAILED_EVENT,
+			       SCTP_REMOTE_ERROR, SCTP_SHUTDOWN_EVENT};
+
+	usrsctp_set_non_blocking(so, 1);
+	rc = rc ? rc : set_opt(so, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf), "SO_SNDBUF");
+	rc = rc ? rc : set_opt(so, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf), "SO_RCVBUF");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_NODELAY, &one, sizeof(one), "SCTP_NODELAY");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof(init), "SCTP_INITMSG");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_RTOINFO, &rto, sizeof(rto), "SCTP_RTOINFO");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_ASSOCINFO, &ap, sizeof(ap), "SCTP_ASSOCINFO");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp),
+			       "SCTP_PEER_ADDR_PARAMS");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_RECVRCVINFO, &one, sizeof(one),
+			       "SCTP_RECVRCVINFO");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &zero, sizeof(zero),
+			       "SCTP_FRAGMENT_INTERLEAVE");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_PARTIAL_DELIVERY_POINT, &pdp, sizeof(pdp),
+			       "SCTP_PARTIAL_DELIVERY_POINT");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_PLUGGABLE_SS, &ss, sizeof(ss),
+			       "SCTP_PLUGGABLE_SS");
+	if (c->cmt) {
+		struct sctp_assoc_value cmt = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_CMT_RPV2};
+		rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_CMT_ON_OFF, &cmt, sizeof(cmt),
+				       "SCTP_CMT_ON_OFF");
+	}
+	for (size_t i = 0; i < sizeof(ev_types) / sizeof(ev_types[0]) && !rc; i++) {
+		struct sctp_event ev = {.se_assoc_id = SCTP_FUTURE_ASSOC, .se_on = 1, .se_type = ev_types[i]};
+		rc = set_opt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT");
+	}
+	return rc;
+}
+
+static struct socket *open_sctp(struct sctpt_ep *ep, uint16_t port, int listen)
+{
+	struct socket *so = usrsctp_socket(AF_CONN, SOCK_SEQPACKET, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+	if (!so) {
+		sctpt_err(-errno, "usrsctp_socket: %s", strerror(errno));
+		return NULL;
+	}
+	struct sockaddr_conn sc = {.sconn_family = AF_CONN, .sconn_port = htons(port)};
+	if (configure_socket(ep, so) != 0)
+		goto fail;
+	if (usrsctp_bind(so, (struct sockaddr *)&sc, sizeof(sc)) != 0) {
+		sctpt_err(-errno, "usrsctp_bind SCTP port %u: %s", port, strerror(errno));
+		goto fail;
+	}
+	if (listen && usrsctp_listen(so, 1) != 0) {
+		sctpt_err(-errno, "usrsctp_listen: %s", strerror(errno));
+		goto fail;
+	}
+	return so;
+fail:
+	usrsctp_close(so);
+	return NULL;
+}
+
+static int udp_bind_all(struct sctpt_ep *ep, uint16_t port)
+{
+	for (int i = 0; i < ep->nudp; i++) {
+		struct sockaddr_in a = ep->udp[i].addr;
+		a.sin_port = htons(port);
+		if (bind(ep->udp[i].fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+			return -errno;
+		if (port == 0) {
+			socklen_t l = sizeof(a);
+			getsockname(ep->udp[i].fd, (struct sockaddr *)&a, &l);
+			port = ntohs(a.sin_port);
+		}
+	}
+	ep->udp_port = port;
+	return 0;
+}
+
+static int udp_open(struct sctpt_ep *ep)
+{
+	const struct sctpt_config *c = &ep->cfg;
+	int span = c->udp_port_max >= c->udp_port_min && c->udp_port_min ?
+			   c->udp_port_max - c->udp_port_min + 1 : 0;
+	int tries = c->udp_port ? 1 : span ? span : 32;
+	int start = span ? (int)((unsigned)getpid() % (unsigned)span) : 0;
+	int rc = -EADDRINUSE;
+	for (int t = 0; t < tries; t++) {
+		for (int i = 0; i < ep->nudp; i++) {
+			if (ep->udp[i].fd >= 0)
+				close(ep->udp[i].fd);
+			ep->udp[i].fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			if (ep->udp[i].fd < 0)
+				return sctpt_err(-errno, "UDP socket: %s", strerror(errno));
+			int buf = 8 << 20;
+			if (setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) != 0)
+				setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+			if (setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) != 0)
+				setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+		}
+		uint16_t port = c->udp_port ? c->udp_port :
+				span ? (uint16_t)(c->udp_port_min + (start + t) % span) : 0;
+		rc = udp_bind_all(ep, port);
+		if (rc == 0)
+			return 0;
+	}
+	char a[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &ep->udp[0].addr.sin_addr, a, sizeof(a));
+	return sctpt_err(rc, "cannot bind UDP encapsulation port %u%s on %s (+%d more): %s",
+			 c->udp_port, c->udp_port ? "" : " (any free)", a, ep->nudp - 1,
+			 strerror(-rc));
+}
+
+int sctpt_sock_open(struct sctpt_ep *ep)
+{
+	for (int i = 0; i < SCTPT_MAX_ADDRS; i++)
+		ep->udp[i].fd = -1;
+	int rc = udp_open(ep);
+	if (rc)
+		return rc;
+	global_init(&ep->cfg);
+	pthread_mutex_lock(&g_lock);
+	ep->sport = (uint16_t)g_next_port;
+	ep->rport = (uint16_t)(g_next_port + 1);
+	g_next_port += 2;
+	pthread_mutex_unlock(&g_lock);
+	ep->s_send = open_sctp(ep, ep->sport, 0);
+	ep->s_recv = ep->s_send ? open_sctp(ep, ep->rport, 1) : NULL;
+	if (!ep->s_recv) {
+		rc = sctpt_err(-EIO, "%s", sctpt_last_error());
+		sctpt_sock_close(ep);
+		return rc;
+	}
+	return 0;
+}
+
+void sctpt_sock_close(struct sctpt_ep *ep)
+{
+	if (ep->s_send)
+		usrsctp_close(ep->s_send);
+	if (ep->s_recv)
+		usrsctp_close(ep->s_recv);
+	ep->s_send = ep->s_recv = NULL;
+	for (int i = 0; i < ep->npeers; i++)
+		sctpt_sock_forget(ep, ep->peers[i]);
+	/* Let usrsctp send the ABORTs for what was just closed before the sockets go. */
+	run_timers();
+	for (int i = 0; i < ep->nudp; i++)
+		if (ep->udp[i].fd >= 0)
+			close(ep->udp[i].fd);
+	ep->nudp = 0;
+	global_fini();
+}
+
+static void register_peer(struct sctpt_peer *p)
+{
+	if (p->registered)
+		return;
+	usrsctp_register_address(&p->mirror);
+	usrsctp_register_address(&p->sel_out);
+	p->registered = 1;
+}
+
+void sctpt_sock_forget(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	(void)ep;
+	if (!p->registered)
+		return;
+	usrsctp_deregister_address(&p->mirror);
+	usrsctp_deregister_address(&p->sel_out);
+	p->registered = 0;
+}
+
+/* The path MTU can only be set once the association exists; addr is its AF_CONN address. */
+static int set_path_mtu(struct sctpt_ep *ep, struct socket *so, sctp_assoc_t id, void *addr,
+			uint16_t port)
+{
+	struct sctp_paddrparams pp = {
+		.spp_assoc_id = id,
+		.spp_hbinterval = (uint32_t)ep->cfg.hb_interval_ms,
+		.spp_pathmaxrxt = (uint16_t)ep->cfg.path_max_retrans,
+		.spp_pathmtu = ep->mtu,
+		.spp_flags = SPP_PMTUD_DISABLE | SPP_HB_ENABLE,
+	};
+	struct sockaddr_conn sc = {.sconn_family = AF_CONN, .sconn_port = htons(port), .sconn_addr = addr};
+	memcpy(&pp.spp_address, &sc, sizeof(sc));
+	return set_opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp), "path MTU");
+}
+
+int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	struct sockaddr_conn sc;
+	sctp_assoc_t id = 0;
+	socklen_t l = sizeof(id);
+	if (p->anonymous || p->npaths == 0)
+		return sctpt_err(-EHOSTUNREACH, "peer %s: no business card, cannot connect to it",
+				 p->card);
+	register_peer(p);
+	memset(&sc, 0, sizeof(sc));
+	sc.sconn_family = AF_CONN;
+	sc.sconn_port = htons(p->info.sctp_port);
+	sc.sconn_addr = &p->sel_out;
+	if (usrsctp_connect(ep->s_send, (struct sockaddr *)&sc, sizeof(sc)) != 0 &&
+	    errno != EINPROGRESS)
+		return sctpt_err(-errno, "peer %s: connect: %s", p->card, strerror(errno));
+	/* the association id of a one-to-many socket is looked up by the peer's address */
+	struct sctp_paddrinfo pi;
+	memset(&pi, 0, sizeof(pi));
+	memcpy(&pi.spinfo_address, &sc, sizeof(sc));
+	l = sizeof(pi);
+	if (usrsctp_getsockopt(ep->s_send, IPPROTO_SCTP, SCTP_GET_PEER_ADDR_INFO, &pi, &l) != 0)
+		return sctpt_err(-errno, "peer %s: no association after connect: %s", p->card,
+				 strerror(errno));
+	id = pi.spinfo_assoc_id;
+	p->assoc_out = (uint32_t)id;
+	set_path_mtu(ep, ep->s_send, id, &p->sel_out, p->info.sctp_port);
+	return 0;
+}
+
+int sctpt_sock_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, const void *buf,
+		    size_t len)
+{
+	struct sctp_sndinfo si = {
+		.snd_sid = stream,
+		.snd_ppid = htonl(SCTPT_PPID),
+		.snd_assoc_id = (sctp_assoc_t)p->assoc_out,
+	};
+	if (usrsctp_sendv(ep->s_send, buf, len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0) >= 0)
+		return 0;
+	if (errno == EWOULDBLOCK || errno == EAGAIN)
+		return -EAGAIN;
+	return sctpt_err(-errno, "peer %s: send on stream %u: %s", p->card, stream, strerror(errno));
+}
+
+static struct sctpt_peer *peer_by_assoc(struct sctpt_ep *ep, uint32_t id, int in)
+{
+	for (int i = 0; i < ep->npeers; i++) {
+		struct sctpt_peer *p = ep->peers[i];
+		if ((in ? p->assoc_in : p->assoc_out) == id)
+			return p;
+	}
+	return NULL;
+}
+
+static struct sctpt_peer *peer_of_conn(void *addr)
+{
+	if (!addr)
+		return NULL;
+	int kind = *(int *)addr;
+	return kind == SCTPT_SEL_OUT || kind == SCTPT_SEL_MIRROR ? ((struct sctpt_sel *)addr)->peer :
+									 NULL;
+}
+
+/* An association the peer initiated came up: find the peer through its (mirror) address. */
+static struct sctpt_peer *learn_in_assoc(struct sctpt_ep *ep, sctp_assoc_t id)
+{
+	struct sockaddr *addrs = NULL;
+	struct sctpt_peer *p = NULL;
+	uint16_t port = 0;
+	if (usrsctp_getpaddrs(ep->s_recv, id, &addrs) > 0 && addrs->sa_family == AF_CONN) {
+		p = peer_of_conn(((struct sockaddr_conn *)addrs)->sconn_addr);
+		port = ntohs(((struct sockaddr_conn *)addrs)->sconn_port);
+	}
+	if (addrs)
+		usrsctp_freepaddrs(addrs);
+	if (p) {
+		p->assoc_in = (uint32_t)id;
+		set_path_mtu(ep, ep->s_recv, id, &p->mirror, port);
+	}
+	return p;
+}
+
+static void handle_notification(struct sctpt_ep *ep, const union sctp_notification *n, size_t len,
+				int in)
+{
+	if (len < sizeof(n->sn_header))
+		return;
+	switch (n->sn_header.sn_type) {
+	case SCTP_ASSOC_CHANGE: {
+		const struct sctp_assoc_change *ac = &n->sn_assoc_change;
+		uint32_t id = (uint32_t)ac->sac_assoc_id;
+		struct sctpt_peer *p;
+		if (in && ac->sac_state == SCTP_COMM_UP) {
+			p = learn_in_assoc(ep, ac->sac_assoc_id);
+		} else {
+			p = peer_by_assoc(ep, id, in);
+		}
+		if (!p)
+			return;
+		switch (ac->sac_state) {
+		case SCTP_COMM_UP:
+			sctpt_on_assoc(ep, p, SCTPT_EV_ASSOC_UP, 0);
+			break;
+		case SCTP_RESTART:
+			sctpt_on_assoc(ep, p, SCTPT_EV_ASSOC_RESTART, 0);
+			break;
+		case SCTP_COMM_LOST:
+			sctpt_on_assoc(ep, p, SCTPT_EV_ASSOC_DOWN, -ETIMEDOUT);
+			break;
+		case SCTP_CANT_STR_ASSOC:
+			sctpt_on_assoc(ep, p, SCTPT_EV_ASSOC_DOWN, -ECONNREFUSED);
+			break;
+		case SCTP_SHUTDOWN_COMP:
+			sctpt_on_assoc(ep, p, SCTPT_EV_ASSOC_DOWN, -ECONNRESET);
+			break;
+		}
+		break;
+	}
+	case SCTP_PEER_ADDR_CHANGE: {
+		const struct sctp_paddr_change *pc = &n->sn_paddr_change;
+		const struct sockaddr_conn *sc = (const struct sockaddr_conn *)&pc->spc_aaddr;
+		struct sctpt_peer *p = sc->sconn_family == AF_CONN ? peer_of_conn(sc->sconn_addr) : NULL;
+		if (!p || p->npaths == 0)
+			return;
+		/* SCTP gave up on the path the selector uses: move it to another one */
+		if (pc->spc_state == SCTP_ADDR_UNREACHABLE) {
+			struct sctpt_sel *sel = sc->sconn_addr;
+			int cur = atomic_load(&sel->cur);
+			atomic_store(&p->paths[cur]->up, 0);
+			atomic_store(&sel->cur, next_path(p, cur));
+		}
+		break;
+	}
+	case SCTP_SEND_FAILED_EVENT: {
+		struct sctpt_peer *p = peer_by_assoc(ep, (uint32_t)n->sn_send_failed_event.ssfe_assoc_id, in);
+		if (p)
+			sctpt_on_send_failed(ep, p, -EPIPE);
+		break;
+	}
+	case SCTP_SHUTDOWN_EVENT: {
+		struct sctpt_peer *p = peer_by_assoc(ep, (uint32_t)n->sn_shutdown_event.sse_assoc_id, in);
+		if (p && in)
+			sctpt_on_assoc(ep, p, SCTPT_EV_ASSOC_DOWN, -ECONNRESET);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+int sctpt_sock_events(struct sctpt_ep *ep)
+{
+	union {
+		union sctp_notification n;
+		uint8_t raw[4096];
+	} u;
+	int count = 0;
+	for (int i = 0; i < 64; i++) {
+		struct sctp_rcvinfo ri;
+		socklen_t ilen = sizeof(ri), flen = 0;
+		unsigned int itype = 0;
+		int flags = 0;
+		ssize_t n = usrsctp_recvv(ep->s_send, u.raw, sizeof(u.raw), NULL, &flen, &ri, &ilen,
+					  &itype, &flags);
+		if (n <= 0)
+			break;
+		count++;
+		if (flags & MSG_NOTIFICATION)
+			handle_notification(ep, &u.n, (size_t)n, 0);
+		/* data on the send socket is not part of the protocol: dropped */
+	}
+	return count;
+}
+
+int sctpt_sock_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
+		    uint16_t *stream, int *eor)
+{
+	for (;;) {
+		struct sockaddr_conn from;
+		struct sctp_rcvinfo ri;
+		socklen_t flen = sizeof(from), ilen = sizeof(ri);
+		unsigned int itype = 0;
+		int flags = 0;
+		memset(&from, 0, sizeof(from));
+		ssize_t n = usrsctp_recvv(ep->s_recv, buf, len, (struct sockaddr *)&from, &flen, &ri,
+					  &ilen, &itype, &flags);
+		if (n < 0)
+			return (errno == EWOULDBLOCK || errno == EAGAIN) ? -EAGAIN : -errno;
+		if (flags & MSG_NOTIFICATION) {
+			/* notifications fit the staging buffer whole; never partial here */
+			handle_notification(ep, buf, (size_t)n, 1);
+			continue;
+		}
+		*peer = peer_of_conn(from.sconn_addr);
+		*stream = itype == SCTP_RECVV_RCVINFO ? ri.rcv_sid : 0;
+		*eor = (flags & MSG_EOR) != 0;
+		return (int)n;
+	}
+}
+
+/* Path probes: a datagram whose first four bytes (SCTP's two ports) are zero is ours. */
+#define PROBE_LEN 12
+enum { PROBE_PING = 1, PROBE_PONG = 2 };
+
+static void probe_send(struct sctpt_ep *ep, int local, const struct sockaddr_in *to, int type)
+{
+	uint8_t b[PROBE_LEN] = {0, 0, 0, 0, 'S', 'M', 'P', 'R', (uint8_t)type, 0, 0, 0};
+	sendto(ep->udp[local].fd, b, sizeof(b), MSG_DONTWAIT, (const struct sockaddr *)to,
+	       sizeof(*to));
+}
+
+static void path_alive(struct sctpt_path *path, uint64_t now)
+{
+	path->last_rx_ms = now;
+	path->probes_unanswered = 0;
+	atomic_store(&path->up, 1);
+}
+
+static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
+		 const struct sockaddr_in *from, uint64_t now)
+{
+	if (len < 12)
+		return; /* not even an SCTP common header */
+	int pi = -1;
+	struct sctpt_peer *p = sctpt_peer_by_udp(ep, from, &pi);
+	if (!p || pi < 0)
+		return; /* a peer without a card only sends after its card is known here */
+	struct sctpt_path *path = p->paths[pi];
+	if (buf[0] == 0 && buf[1] == 0 && buf[2] == 0 && buf[3] == 0) {
+		if (len != PROBE_LEN || memcmp(buf + 4, "SMPR", 4) != 0)
+			return;
+		if (buf[8] == PROBE_PING)
+			probe_send(ep, local, from, PROBE_PONG);
+		path_alive(path, now);
+		return;
+	}
+	atomic_fetch_add_explicit(&path->pkts_in, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&path->bytes_in, len, memory_order_relaxed);
+	path_alive(path, now);
+	register_peer(p);
+	uint16_t dport = (uint16_t)(buf[2] << 8 | buf[3]);
+	if (dport == ep->rport) {
+		atomic_store_explicit(&p->mirror.cur, pi, memory_order_relaxed);
+		usrsctp_conninput(&p->mirror, buf, len, 0);
+	} else if (dport == ep->sport) {
+		usrsctp_conninput(&p->sel_out, buf, len, 0);
+	}
+}
+
+/* Every heartbeat interval, each path of a peer we talk to gets a probe; a path whose probes
+ * go unanswered path_max_retrans times is down. The preferred path (the first) is taken back
+ * once it answers again. */
+static void probe_paths(struct sctpt_ep *ep, uint64_t now)
+{
+	const uint64_t iv = (uint64_t)ep->cfg.hb_interval_ms;
+	for (int i = 0; i < ep->npeers; i++) {
+		struct sctpt_peer *p = ep->peers[i];
+		if (!p->registered || p->npaths < 2 || p->state == SCTPT_PEER_FAILED)
+			continue;
+		for (int k = 0; k < p->npaths; k++) {
+			struct sctpt_path *path = p->paths[k];
+			if (now - path->probe_sent_ms < iv)
+				continue;
+			if (path->probe_sent_ms > path->last_rx_ms &&
+			    ++path->probes_unanswered >= ep->cfg.path_max_retrans) {
+				atomic_store(&path->up, 0);
+				for (int s = 0; s < 2; s++) {
+					struct sctpt_sel *sel = s ? &p->mirror : &p->sel_out;
+					if (atomic_load(&sel->cur) == k)
+						atomic_store(&sel->cur, next_path(p, k));
+				}
+			}
+			path->probe_sent_ms = now;
+			probe_send(ep, path->local, &path->remote, PROBE_PING);
+		}
+		if (atomic_load(&p->paths[0]->up) && atomic_load(&p->sel_out.cur) != 0 &&
+		    p->paths[0]->probes_unanswered == 0)
+			atomic_store(&p->sel_out.cur, 0);
+	}
+}
+
+int sctpt_sock_input(struct sctpt_ep *ep)
+{
+	static __thread uint8_t *bufs;
+	struct mmsghdr msgs[RX_BATCH];
+	struct iovec iov[RX_BATCH];
+	struct sockaddr_in from[RX_BATCH];
+	int count = 0;
+	if (!bufs && !(bufs = malloc((size_t)RX_BATCH * RX_DGRAM)))
+		return -ENOMEM;
+	uint64_t now = now_ms();
+	run_timers();
+	probe_paths(ep, now);
+	for (int s = 0; s < ep->nudp; s++) {
+		for (int round = 0; round < 8; round++) {
+			for (int i = 0; i < RX_BATCH; i++) {
+				iov[i].iov_base = bufs + (size_t)i * RX_DGRAM;
+				iov[i].iov_len = RX_DGRAM;
+				memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
+				msgs[i].msg_hdr.msg_iov = &iov[i];
+				msgs[i].msg_hdr.msg_iovlen = 1;
+				msgs[i].msg_hdr.msg_name = &from[i];
+				msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+			}
+			int n = recvmmsg(ep->udp[s].fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+			if (n <= 0)
+				break;
+			for (int i = 0; i < n; i++)
+				feed(ep, s, iov[i].iov_base, msgs[i].msg_len, &from[i], now);
+			count += n;
+			if (n < RX_BATCH)
+				break;
+		}
+	}
+	return count;
+}
+
+int sctpt_sock_wait(struct sctpt_ep *ep, int timeout_ms)
+{
+	struct pollfd pfd[SCTPT_MAX_ADDRS];
+	for (int i = 0; i < ep->nudp; i++) {
+		pfd[i].fd = ep->udp[i].fd;
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
+	}
+	/* usrsctp's timers tick at most 10 ms apart while we sleep */
+	int t = timeout_ms < 0 || timeout_ms > 10 ? 10 : timeout_ms;
+	return poll(pfd, (nfds_t)ep->nudp, t);
+}
+
+int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st)
+{
+	st->npaths = p->npaths;
+	for (int i = 0; i < p->npaths; i++) {
+		struct sctpt_path *path = p->paths[i];
+		struct sctpt_path_stats *ps = &st->paths[i];
+		struct sctp_paddrinfo pi;
+		struct sockaddr_conn *sc = (struct sockaddr_conn *)&pi.spinfo_address;
+		socklen_t l = sizeof(pi);
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &ep->udp[path->local].addr.sin_addr, a, sizeof(a));
+		snprintf(ps->local, sizeof(ps->local), "%s:%u", a, ep->udp_port);
+		inet_ntop(AF_INET, &path->remote.sin_addr, a, sizeof(a));
+		snprintf(ps->remote, sizeof(ps->remote), "%s:%u", a, ntohs(path->remote.sin_port));
+		ps->up = path->up;
+		ps->primary = path->primary;
+		ps->packets_out = atomic_load(&path->pkts_out);
+		ps->bytes_out = atomic_load(&path->bytes_out);
+		ps->packets_in = atomic_load(&path->pkts_in);
+		ps->bytes_in = atomic_load(&path->bytes_in);
+		ps->primary = atomic_load(&p->sel_out.cur) == i;
+		memset(&pi, 0, sizeof(pi));
+		pi.spinfo_assoc_id = (sctp_assoc_t)p->assoc_out;
+		sc->sconn_family = AF_CONN;
+		sc->sconn_port = htons(p->info.sctp_port);
+		sc->sconn_addr = &p->sel_out;
+		if (ps->primary && p->assoc_out &&
+		    usrsctp_getsockopt(ep->s_send, IPPROTO_SCTP, SCTP_GET_PEER_ADDR_INFO, &pi, &l) == 0) {
+			ps->rtt_us = pi.spinfo_srtt * 1000u;
+			ps->cwnd = pi.spinfo_cwnd;
+		}
+	}
+	return 0;
+}
