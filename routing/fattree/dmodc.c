@@ -1,0 +1,247 @@
+/*
+ * dmodc.c - Dmodc (Gliksberg et al., "High-Quality Fault Resiliency in Fat-Trees").
+ *
+ * Preprocessing (Procedure 1): costs c_{s,l} (up-down hop counts to every leaf) and
+ * dividers Pi_s, both propagated upwards rank by rank, then costs downwards. Each rank is
+ * one parallel loop over its switches (pull formulation: a switch reads its lower, then
+ * its upper neighbours, so no two threads write the same row); the loop boundary is the
+ * barrier of the paper's implementation.
+ * Routes (equations 1-4): for every switch s and leaf l, C = groups of s whose remote
+ * switch is closer to l (sorted by GUID), then for each node d of l the group
+ * C[floor(d/Pi) mod #C] and its port floor(d/(Pi #C)) mod #g. Switches are the unit of work.
+ */
+#include "ft_route.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dmodc_state_free(struct dmodc_state *st)
+{
+	free(st->cost);
+	free(st->dcost);
+	free(st->div);
+	memset(st, 0, sizeof(*st));
+}
+
+struct pass {
+	const struct ft_topo *t;
+	struct dmodc_state *st;
+	const int *order;       /* switches of the current rank */
+	int up;                 /* 1: pull from lower rank neighbours, 0: from upper */
+};
+
+static inline void relax(uint8_t *restrict dst, const uint8_t *restrict src, int n)
+{
+	for (int l = 0; l < n; l++) {
+		uint8_t c = (uint8_t)(src[l] + (src[l] != FT_INF));
+		dst[l] = c < dst[l] ? c : dst[l];
+	}
+}
+
+/* Number of distinct switches above s (its upward arity). */
+static int up_arity(const struct ft_topo *t, int s)
+{
+	int n = 0;
+	for (int g = t->grp_off[s]; g < t->grp_off[s + 1]; g++)
+		n += t->sw[t->grp[g].peer].rank > t->sw[s].rank;
+	return n;
+}
+
+static void pass_one(void *ctx, int i)
+{
+	struct pass *p = ctx;
+	const struct ft_topo *t = p->t;
+	int s = p->order[i], r = t->sw[s].rank, L = p->st->nleaves;
+	uint8_t *row = p->st->cost + (size_t)s * L;
+	for (int g = t->grp_off[s]; g < t->grp_off[s + 1]; g++) {
+		int n = (int)t->grp[g].peer, rn = t->sw[n].rank;
+		if (rn < 0 || rn != (p->up ? r - 1 : r + 1))
+			continue;
+		relax(row, p->st->cost + (size_t)n * L, L);
+		if (p->up) {
+			uint64_t pi = p->st->div[n] * (uint64_t)up_arity(t, n);
+			if (pi > p->st->div[s])
+				p->st->div[s] = pi;
+		}
+	}
+}
+
+int dmodc_preprocess(const struct ft_topo *t, const struct ft_route_opts *o, struct dmodc_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	int S = t->nsw, L = t->nleaves;
+	st->nsw = S;
+	st->nleaves = L;
+	st->cost = malloc((size_t)S * L + 1);
+	st->div = malloc(sizeof(uint64_t) * (size_t)(S + 1));
+	int *order = malloc(sizeof(int) * (size_t)(S + 1));
+	int *rstart = calloc((size_t)t->maxrank + 3, sizeof(int));
+	if (!st->cost || !st->div || !order || !rstart)
+		goto oom;
+	memset(st->cost, FT_INF, (size_t)S * L);
+	for (int s = 0; s < S; s++) {
+		st->div[s] = 1;
+		if (t->sw[s].leaf >= 0)
+			st->cost[(size_t)s * L + t->sw[s].leaf] = 0;
+		if (t->sw[s].rank >= 0)
+			rstart[t->sw[s].rank + 1]++;
+	}
+	for (int r = 0; r <= t->maxrank; r++)
+		rstart[r + 1] += rstart[r];
+	int *fill = calloc((size_t)t->maxrank + 2, sizeof(int));
+	if (!fill)
+		goto oom;
+	for (int s = 0; s < S; s++)
+		if (t->sw[s].rank >= 0)
+			order[rstart[t->sw[s].rank] + fill[t->sw[s].rank]++] = s;
+	free(fill);
+	struct pass p = { .t = t, .st = st, .up = 1 };
+	for (int r = 1; r <= t->maxrank; r++) {
+		p.order = order + rstart[r];
+		ft_parallel_for(rstart[r + 1] - rstart[r], o->threads, pass_one, &p);
+	}
+	if (o->updown_cost) {
+		st->dcost = malloc((size_t)S * L + 1);
+		if (!st->dcost)
+			goto oom;
+		memcpy(st->dcost, st->cost, (size_t)S * L);
+	}
+	p.up = 0;
+	for (int r = t->maxrank - 1; r >= 0; r--) {
+		p.order = order + rstart[r];
+		ft_parallel_for(rstart[r + 1] - rstart[r], o->threads, pass_one, &p);
+	}
+	free(order);
+	free(rstart);
+	return 0;
+oom:
+	free(order);
+	free(rstart);
+	dmodc_state_free(st);
+	return -ENOMEM;
+}
+
+/* ---- routes ---- */
+
+struct rctx {
+	const struct ft_topo *t;
+	const struct ft_route_opts *o;
+	const struct dmodc_state *st;
+	struct ft_routes *r;
+};
+
+/* Groups of s whose remote switch is closer to leaf l: equation (1). */
+static int closer_groups(const struct rctx *c, int s, int l, int *C)
+{
+	const struct ft_topo *t = c->t;
+	int L = c->st->nleaves, nc = 0, rs = t->sw[s].rank;
+	uint8_t cs = c->st->cost[(size_t)s * L + l];
+	for (int g = t->grp_off[s]; g < t->grp_off[s + 1]; g++) {
+		int n = (int)t->grp[g].peer;
+		const uint8_t *cm = c->st->cost;
+		if (c->st->dcost && t->sw[n].rank < rs)
+			cm = c->st->dcost;   /* down neighbour: only a down-only path counts */
+		if (cm[(size_t)n * L + l] < cs)
+			C[nc++] = g;
+	}
+	return nc;
+}
+
+static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, int *C)
+{
+	const struct ft_topo *t = c->t;
+	int d0 = t->leaf_first[l], d1 = t->leaf_first[l + 1];
+	if (d0 == d1)
+		return;
+	if (t->sw[s].leaf == l) {
+		for (int d = d0; d < d1; d++)
+			row[d] = (uint8_t)t->node[d].sw_port;
+		return;
+	}
+	if (c->st->cost[(size_t)s * c->st->nleaves + l] == FT_INF) {
+		memset(row + d0, FT_NO_PATH, (size_t)(d1 - d0));
+		return;
+	}
+	int nc = closer_groups(c, s, l, C);
+	if (!nc) {
+		memset(row + d0, FT_NO_PATH, (size_t)(d1 - d0));
+		return;
+	}
+	if (c->r->alt) {
+		uint64_t *a = c->r->alt + ((size_t)s * c->r->nleaves + l) * c->r->alt_words;
+		for (int i = 0; i < nc; i++) {
+			const struct ft_group *g = &t->grp[C[i]];
+			for (uint32_t k = 0; k < g->nports; k++) {
+				int p = t->gport[g->first + k];
+				a[p >> 6] |= 1ull << (p & 63);
+			}
+		}
+	}
+	/* Equations (3)-(4), walking consecutive d: q = floor(d / Pi) only changes every
+	 * Pi nodes, and the port only depends on q. */
+	uint64_t pi = c->st->div[s];
+	uint64_t q = (uint64_t)d0 / pi, rem = (uint64_t)d0 % pi;
+	uint32_t gi = (uint32_t)(q % (uint64_t)nc), q2 = (uint32_t)(q / (uint64_t)nc);
+	for (int d = d0; d < d1;) {
+		const struct ft_group *g = &t->grp[C[gi]];
+		uint32_t pidx = g->nports == 1 ? 0 : q2 % g->nports;
+		uint8_t port = t->gport[g->first + pidx];
+		uint64_t run = pi - rem;
+		if (run > (uint64_t)(d1 - d))
+			run = (uint64_t)(d1 - d);
+		if (run == 1)
+			row[d] = port;
+		else
+			memset(row + d, port, (size_t)run);
+		d += (int)run;
+		rem = 0;
+		if (++gi == (uint32_t)nc) {
+			gi = 0;
+			q2++;
+		}
+	}
+}
+
+static void route_switch(void *ctx, int s)
+{
+	const struct rctx *c = ctx;
+	uint8_t *row = c->r->lft + (size_t)s * c->t->nnodes;
+	int C[FT_MAX_PORTS + 1];
+	for (int l = 0; l < c->t->nleaves; l++)
+		route_leaf(c, s, l, row, C);
+}
+
+static int dmodc_route(const struct ft_topo *t, const struct ft_route_opts *o, struct ft_routes *r,
+		       char *err, size_t errlen)
+{
+	struct dmodc_state st;
+	if (dmodc_preprocess(t, o, &st)) {
+		snprintf(err, errlen, "dmodc: out of memory for %d x %d costs", t->nsw, t->nleaves);
+		return -ENOMEM;
+	}
+	if (o->keep_alternatives) {
+		r->nleaves = t->nleaves;
+		r->alt_words = 0;
+		for (int s = 0; s < t->nsw; s++)
+			if ((t->sw[s].nports >> 6) + 1 > r->alt_words)
+				r->alt_words = (t->sw[s].nports >> 6) + 1;
+		r->alt = calloc((size_t)t->nsw * t->nleaves * r->alt_words + 1, sizeof(uint64_t));
+		if (!r->alt) {
+			dmodc_state_free(&st);
+			snprintf(err, errlen, "dmodc: out of memory for alternative ports");
+			return -ENOMEM;
+		}
+	}
+	struct rctx c = { .t = t, .o = o, .st = &st, .r = r };
+	ft_parallel_for(t->nsw, o->threads, route_switch, &c);
+	dmodc_state_free(&st);
+	return 0;
+}
+
+const struct ft_engine ft_engine_dmodc = {
+	.name = "dmodc",
+	.help = "Dmodc: closed-form Dmodk formula over locally computed costs and dividers; "
+		"any (degraded) fat-tree",
+	.route = dmodc_route,
+};
