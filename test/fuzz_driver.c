@@ -17,7 +17,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_INPUT (1u << 16)
+#define FUZZ_MAX_INPUT (1u << 16)
 #define MAX_SEEDS 256
 
 static uint8_t *seeds[MAX_SEEDS];
@@ -41,8 +41,8 @@ static void run_file(const char *path)
 		fprintf(stderr, "fuzz_driver: cannot open %s\n", path);
 		exit(2);
 	}
-	uint8_t *buf = malloc(MAX_INPUT);
-	size_t n = fread(buf, 1, MAX_INPUT, f);
+	uint8_t *buf = malloc(FUZZ_MAX_INPUT);
+	size_t n = fread(buf, 1, FUZZ_MAX_INPUT, f);
 	fclose(f);
 	LLVMFuzzerTestOneInput(buf, n);
 	if (nseeds < MAX_SEEDS) {
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 			run_path(dir);
 	}
 
-	uint8_t *buf = malloc(MAX_INPUT);
+	uint8_t *buf = malloc(FUZZ_MAX_INPUT);
 	time_t end = time(NULL) + seconds;
 	long done = 0;
 	for (; done < runs && time(NULL) < end; done++) {

@@ -68,7 +68,7 @@ static void emit(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_peer
 
 /* ---- opening ---- */
 
-int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **out)
+static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out, int nosock)
 {
 	struct sctpt_ep *ep = calloc(1, sizeof(*ep));
 	pthread_mutexattr_t ma;
@@ -86,6 +86,7 @@ int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **out)
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&ep->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
+	ep->nosock = nosock;
 	rc = sctpt_local_addrs(cfg, ep->udp, SCTPT_MAX_ADDRS);
 	if (rc < 0)
 		goto fail;
@@ -105,9 +106,11 @@ int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **out)
 		rc = sctpt_err(-ENOMEM, "out of memory for staging buffers");
 		goto fail;
 	}
-	rc = sctpt_sock_open(ep);
+	rc = nosock ? 0 : sctpt_sock_open(ep);
 	if (rc)
 		goto fail;
+	if (nosock)
+		ep->udp_port = ep->rport = 1;
 	struct sctpt_card_info ci = {.udp_port = ep->udp_port, .sctp_port = ep->rport};
 	for (int i = 0; i < ep->nudp; i++)
 		ci.addrs[ci.naddrs++] = ep->udp[i].addr.sin_addr.s_addr;
@@ -120,6 +123,16 @@ fail:
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
 	return rc;
+}
+
+int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **out)
+{
+	return ep_open(cfg, out, 0);
+}
+
+int sctpt_open_nosock(const struct sctpt_config *cfg, struct sctpt_ep **out)
+{
+	return ep_open(cfg, out, 1);
 }
 
 int sctpt_card(struct sctpt_ep *ep, char *buf, size_t len)
@@ -442,7 +455,8 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 		goto out;
 	}
 	if (p->state == SCTPT_PEER_IDLE) {
-		rc = sctpt_sock_connect(ep, p);
+		rc = ep->nosock ? sctpt_err(-ENOTCONN, "test endpoint cannot send") :
+				  sctpt_sock_connect(ep, p);
 		if (rc)
 			goto out;
 		p->state = SCTPT_PEER_CONNECTING;
@@ -720,6 +734,55 @@ static void end_message(struct sctpt_ep *ep)
 	}
 }
 
+/* n more bytes of the current SCTP message were read to c->dst, or to scratch. */
+static void rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	if (c->discard)
+		return;
+	if (to_scratch) {
+		if (n > 0) {
+			protocol_error(ep, c->peer, "message longer than its envelope says");
+			c->discard = 1;
+		}
+		return;
+	}
+	c->dst += n;
+	c->cap -= n;
+	c->got += n;
+}
+
+int sctpt_rx_inject(struct sctpt_ep *ep, sctpt_peer_t id, uint16_t stream, const uint8_t *buf,
+		    size_t len)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	LOCK(ep);
+	struct sctpt_peer *p = peer_get(ep, id);
+	if (!p) {
+		UNLOCK(ep);
+		return sctpt_err(-EINVAL, "no peer %d", id);
+	}
+	size_t n0 = len < 4096 ? len : 4096;
+	if (n0 > ep->stage_len)
+		n0 = ep->stage_len;
+	memcpy(ep->stage, buf, n0);
+	begin_message(ep, p, stream, n0);
+	for (size_t off = n0; off < len;) {
+		uint8_t scratch[4096];
+		int to_scratch = c->discard || c->cap == 0;
+		size_t k = len - off, cap = to_scratch ? sizeof(scratch) : c->cap;
+		if (k > cap)
+			k = cap;
+		memcpy(to_scratch ? scratch : c->dst, buf + off, k);
+		rx_account(ep, to_scratch, k);
+		off += k;
+	}
+	end_message(ep);
+	int rc = p->state == SCTPT_PEER_FAILED ? p->error : 0;
+	UNLOCK(ep);
+	return rc;
+}
+
 /* Drains the receive socket; returns SCTP messages completed. */
 static int receive(struct sctpt_ep *ep)
 {
@@ -745,19 +808,12 @@ static int receive(struct sctpt_ep *ep)
 			begin_message(ep, p, stream, (size_t)n);
 		} else {
 			uint8_t scratch[4096];
-			uint8_t *dst = c->discard || c->cap == 0 ? scratch : c->dst;
-			size_t cap = c->discard || c->cap == 0 ? sizeof(scratch) : c->cap;
-			n = sctpt_sock_recv(ep, dst, cap, &p, &stream, &eor);
+			int to_scratch = c->discard || c->cap == 0;
+			n = sctpt_sock_recv(ep, to_scratch ? scratch : c->dst,
+					    to_scratch ? sizeof(scratch) : c->cap, &p, &stream, &eor);
 			if (n < 0)
 				break;
-			if (!c->discard && dst == scratch && n > 0) {
-				protocol_error(ep, c->peer, "message longer than its envelope says");
-				c->discard = 1;
-			} else if (!c->discard) {
-				c->dst += n;
-				c->cap -= (size_t)n;
-				c->got += (size_t)n;
-			}
+			rx_account(ep, to_scratch, (size_t)n);
 		}
 		if (eor) {
 			end_message(ep);
@@ -931,14 +987,15 @@ void sctpt_close(struct sctpt_ep *ep)
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* flush what is queued, for at most 2 s */
-	while (sctpt_pending(ep, -1)) {
+	while (!ep->nosock && sctpt_pending(ep, -1)) {
 		sctpt_wait(ep, 10);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (t1.tv_sec - t0.tv_sec >= 2)
 			break;
 	}
 	LOCK(ep);
-	sctpt_sock_close(ep);
+	if (!ep->nosock)
+		sctpt_sock_close(ep);
 	for (int i = 0; i < ep->npeers; i++)
 		free_peer(ep, ep->peers[i]);
 	free(ep->peers);

@@ -138,6 +138,7 @@ struct sctpt_ep {
 	uint8_t *txbuf;            /* envelope + fragment, contiguous for usrsctp_sendv */
 	struct sctpt_rxcur cur;
 	char card[SCTPT_CARD_MAX];
+	int nosock;                /* test endpoint: no sockets, no usrsctp */
 };
 
 /* Socket layer: all usrsctp calls live in sctpt_usrsctp.c behind these; a kernel-SCTP
@@ -165,6 +166,12 @@ struct sctpt_peer *sctpt_peer_by_udp(struct sctpt_ep *ep, const struct sockaddr_
 void sctpt_on_assoc(struct sctpt_ep *ep, struct sctpt_peer *p, enum sctpt_event_type t, int err);
 void sctpt_on_path(struct sctpt_ep *ep, struct sctpt_path *path, enum sctpt_event_type t);
 void sctpt_on_send_failed(struct sctpt_ep *ep, struct sctpt_peer *p, int err);
+
+/* Test and fuzz hooks: an endpoint without sockets (it can only receive what is injected),
+ * and one received SCTP message handed to the receive path as if read from the socket. */
+int sctpt_open_nosock(const struct sctpt_config *cfg, struct sctpt_ep **ep);
+int sctpt_rx_inject(struct sctpt_ep *ep, sctpt_peer_t peer, uint16_t stream, const uint8_t *buf,
+		    size_t len);
 
 /* Addresses of this host: from cfg.addrs, the config file, or the interfaces. */
 int sctpt_local_addrs(const struct sctpt_config *cfg, struct sctpt_udp *out, int max);

@@ -1,0 +1,3 @@
+#!/bin/sh
+# 2 ranks, 60 messages each way
+exec ./test_sctpt_alltoall 2 60

@@ -1,0 +1,211 @@
+/* Unit tests: envelope codec, card codec, stream mapping, ordering, and reassembly through
+ * the real receive path (an endpoint without sockets, messages injected). */
+#include "harness.h"
+#include "sctpt_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+static int fails;
+#define EXPECT(cond, ...)                                                        \
+	do {                                                                     \
+		if (!(cond)) {                                                   \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
+			fprintf(stderr, __VA_ARGS__);                            \
+			fprintf(stderr, "\n");                                   \
+			fails++;                                                 \
+		}                                                                \
+	} while (0)
+
+static void envelope_round_trip_and_rejections(void)
+{
+	struct sctpt_hdr h = {.version = 1, .op = SCTPT_OP_DATA, .flags = SCTPT_F_FIRST,
+			      .context = 0xdeadbeef, .tag = -5, .seq = 77, .msg_len = 1ull << 33,
+			      .offset = 0}, d;
+	uint8_t b[SCTPT_HDR_LEN];
+	sctpt_hdr_encode(&h, b);
+	EXPECT(b[0] == 1 && b[1] == 1 && b[4] == 0xde && b[11] == 0xfb, "byte layout");
+	EXPECT(sctpt_hdr_decode(b, sizeof(b), &d) == 0, "decode: %s", sctpt_last_error());
+	EXPECT(d.context == h.context && d.tag == -5 && d.seq == 77 && d.msg_len == h.msg_len,
+	       "round trip");
+	EXPECT(sctpt_hdr_decode(b, SCTPT_HDR_LEN - 1, &d) == -EPROTO, "short header accepted");
+	uint8_t bad[SCTPT_HDR_LEN];
+	memcpy(bad, b, sizeof(b)); bad[0] = 2;
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "version 2 accepted");
+	memcpy(bad, b, sizeof(b)); bad[1] = 9;
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "unknown op accepted");
+	memcpy(bad, b, sizeof(b)); bad[3] = 1;
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "reserved byte accepted");
+	memcpy(bad, b, sizeof(b)); bad[2] = 0x80;
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "unknown flag accepted");
+	h.offset = h.msg_len + 1;
+	sctpt_hdr_encode(&h, bad);
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "offset past length accepted");
+	h.offset = 0;
+	h.msg_len = SCTPT_MAX_MSG + 1;
+	sctpt_hdr_encode(&h, bad);
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "huge length accepted");
+	h.msg_len = 10;
+	h.flags = SCTPT_F_UNORDERED | SCTPT_F_FIRST | SCTPT_F_LAST;
+	sctpt_hdr_encode(&h, bad);
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "unordered with seq accepted");
+
+	struct sctpt_hdr f = {.version = 1, .op = 1, .msg_len = 100, .offset = 0,
+			      .flags = SCTPT_F_FIRST};
+	EXPECT(sctpt_hdr_check_payload(&f, 60) == 0, "first fragment");
+	EXPECT(sctpt_hdr_check_payload(&f, 101) == -EPROTO, "overrun accepted");
+	EXPECT(sctpt_hdr_check_payload(&f, 100) == -EPROTO, "missing LAST accepted");
+	f.offset = 60;
+	f.flags = SCTPT_F_LAST;
+	EXPECT(sctpt_hdr_check_payload(&f, 40) == 0, "last fragment");
+	f.flags = SCTPT_F_FIRST | SCTPT_F_LAST;
+	EXPECT(sctpt_hdr_check_payload(&f, 40) == -EPROTO, "FIRST at offset 60 accepted");
+	f.offset = 0;
+	f.msg_len = 0;
+	EXPECT(sctpt_hdr_check_payload(&f, 0) == 0, "empty message");
+}
+
+static void card_codec(void)
+{
+	struct sctpt_card_info c = {.udp_port = 4000, .sctp_port = 5001, .naddrs = 2}, d;
+	char s[SCTPT_CARD_MAX];
+	c.addrs[0] = inet_addr("198.18.0.1");
+	c.addrs[1] = inet_addr("198.19.0.1");
+	EXPECT(sctpt_card_format(&c, s, sizeof(s)) > 0, "format");
+	EXPECT(strcmp(s, "sctpt1 4000 5001 198.18.0.1 198.19.0.1") == 0, "card text: %s", s);
+	EXPECT(sctpt_card_parse(s, &d) == 0 && d.naddrs == 2 && d.udp_port == 4000 &&
+	       d.addrs[1] == c.addrs[1], "parse back");
+	const char *bad[] = {"", "sctpt2 1 2 1.2.3.4", "sctpt1 0 5 1.2.3.4", "sctpt1 70000 5 1.2.3.4",
+			     "sctpt1 1 2", "sctpt1 1 2 1.2.3", "sctpt1 1x 2 1.2.3.4",
+			     "sctpt1 1 2 1.1.1.1 1.1.1.2 1.1.1.3 1.1.1.4 1.1.1.5 1.1.1.6 1.1.1.7 1.1.1.8 1.1.1.9"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT(sctpt_card_parse(bad[i], &d) == -EINVAL, "bad card accepted: '%s'", bad[i]);
+		EXPECT(strlen(sctpt_last_error()) > 0, "no message for '%s'", bad[i]);
+	}
+}
+
+static void stream_mapping(void)
+{
+	int seen[16] = {0};
+	for (int ctx = 0; ctx < 4; ctx++)
+		for (int tag = -1; tag < 200; tag++) {
+			uint16_t s = sctpt_stream_default((uint32_t)ctx, tag, 16);
+			EXPECT(s >= 1 && s < 16, "stream %u out of range", s);
+			if (s < 16)
+				seen[s]++;
+		}
+	for (int s = 1; s < 16; s++)
+		EXPECT(seen[s] > 804 / 15 / 3, "stream %d used %d times of 804", s, seen[s]);
+	EXPECT(sctpt_stream_default(3, 9, 16) == sctpt_stream_default(3, 9, 16), "not deterministic");
+}
+
+static void ordering(void)
+{
+	struct sctpt_order o;
+	struct sctpt_order_item it[5];
+	sctpt_order_init(&o);
+	struct sctpt_order_ctx *c = sctpt_order_get(&o, 42);
+	EXPECT(sctpt_order_stamp(c) == 1 && sctpt_order_stamp(c) == 2, "stamps start at 1");
+	EXPECT(sctpt_order_classify(c, 1) == SCTPT_ORDER_NOW, "1 first");
+	EXPECT(sctpt_order_classify(c, 3) == SCTPT_ORDER_HOLD, "3 early");
+	EXPECT(sctpt_order_classify(c, 0) == SCTPT_ORDER_BAD, "seq 0");
+	it[0].seq = 3; sctpt_order_hold(c, &it[0]);
+	it[1].seq = 2; sctpt_order_hold(c, &it[1]);
+	EXPECT(sctpt_order_classify(c, 3) == SCTPT_ORDER_BAD, "duplicate 3 accepted");
+	EXPECT(sctpt_order_advance(c) == &it[1], "2 after 1");
+	EXPECT(sctpt_order_advance(c) == &it[0], "3 after 2");
+	EXPECT(sctpt_order_advance(c) == NULL && c->recv_seq == 4, "nothing after 3");
+	EXPECT(sctpt_order_classify(c, 2) == SCTPT_ORDER_BAD, "stale 2 accepted");
+	/* wrap-around: ... UINT32_MAX, 1, 2 */
+	c->recv_seq = UINT32_MAX;
+	c->send_seq = UINT32_MAX - 1;
+	EXPECT(sctpt_order_stamp(c) == UINT32_MAX && sctpt_order_stamp(c) == 1, "send wrap");
+	EXPECT(sctpt_order_classify(c, 1) == SCTPT_ORDER_HOLD, "1 after wrap held");
+	it[2].seq = 1; sctpt_order_hold(c, &it[2]);
+	EXPECT(sctpt_order_advance(c) == &it[2], "wrap release");
+	/* many contexts: the table grows */
+	for (uint32_t k = 0; k < 1000; k++)
+		EXPECT(sctpt_order_get(&o, k * 7919u) != NULL, "context %u", k);
+	EXPECT(sctpt_order_get(&o, 42)->recv_seq == 1, "context 42 survived growth");
+	sctpt_order_fini(&o, NULL);
+}
+
+/* Reassembly and ordered release through the receive path of a socketless endpoint. */
+static int delivered[8], ndelivered;
+static size_t delivered_len[8];
+static void on_recv(void *arg, const struct sctpt_msg *m)
+{
+	(void)arg;
+	if (ndelivered < 8) {
+		delivered[ndelivered] = m->tag;
+		delivered_len[ndelivered] = m->len;
+	}
+	ndelivered++;
+	EXPECT(check_pattern(m->data, m->len, (uint32_t)m->tag) == 0, "payload of tag %d", m->tag);
+}
+
+static size_t frame(uint8_t *out, uint32_t ctx, int32_t tag, uint32_t seq, const uint8_t *msg,
+		    size_t len, size_t off, size_t n)
+{
+	struct sctpt_hdr h = {.version = 1, .op = SCTPT_OP_DATA, .context = ctx, .tag = tag,
+			      .seq = seq, .msg_len = len, .offset = off};
+	h.flags = (uint8_t)((off == 0 ? SCTPT_F_FIRST : 0) | (off + n == len ? SCTPT_F_LAST : 0));
+	sctpt_hdr_encode(&h, out);
+	memcpy(out + SCTPT_HDR_LEN, msg + off, n);
+	return SCTPT_HDR_LEN + n;
+}
+
+static void reassembly(void)
+{
+	struct sctpt_config cfg;
+	struct sctpt_ep *ep;
+	sctpt_config_init(&cfg);
+	cfg.addrs = "127.0.0.1";
+	cfg.frag_size = 1024;
+	cfg.ops.recv = on_recv;
+	EXPECT(sctpt_open_nosock(&cfg, &ep) == 0, "open: %s", sctpt_last_error());
+	sctpt_peer_t p = sctpt_peer_add(ep, "sctpt1 9 9 127.0.0.2");
+	sctpt_peer_t q = sctpt_peer_add(ep, "sctpt1 9 9 127.0.0.3");
+	static uint8_t big[3000], small[10], pkt[2000];
+	fill_pattern(big, sizeof(big), 1);
+	fill_pattern(small, sizeof(small), 2);
+	/* big (seq 1, stream 3) in three fragments; small (seq 2, stream 4) completes first */
+	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "f1");
+	EXPECT(sctpt_rx_inject(ep, p, 4, pkt, frame(pkt, 5, 2, 2, small, 10, 0, 10)) == 0, "small");
+	EXPECT(ndelivered == 0, "small released before big");
+	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 1024, 1024)) == 0, "f2");
+	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == 0, "f3");
+	EXPECT(ndelivered == 2 && delivered[0] == 1 && delivered[1] == 2 &&
+	       delivered_len[0] == 3000, "order after reassembly: %d messages", ndelivered);
+	/* a fragment that skips ahead is a protocol error for that peer only */
+	EXPECT(sctpt_rx_inject(ep, q, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "q f1");
+	EXPECT(sctpt_rx_inject(ep, q, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == -EPROTO,
+	       "gap accepted");
+	EXPECT(sctpt_peer_state(ep, q) == SCTPT_PEER_FAILED, "peer q not failed");
+	EXPECT(strstr(sctpt_last_error(), "127.0.0.3") != NULL, "error does not name the peer: %s",
+	       sctpt_last_error());
+	EXPECT(sctpt_peer_state(ep, p) != SCTPT_PEER_FAILED, "peer p failed too");
+	/* a peer with a larger fragment size: accepted, straight into the message buffer */
+	static uint8_t huge[1500];
+	fill_pattern(huge, sizeof(huge), 3);
+	EXPECT(sctpt_rx_inject(ep, p, 5, pkt, frame(pkt, 6, 3, 1, huge, 1500, 0, 1500)) == 0 &&
+	       ndelivered == 3 && delivered_len[2] == 1500, "larger fragment not received");
+	/* a message longer than its envelope says */
+	size_t n = frame(pkt, 6, 4, 2, huge, 10, 0, 10);
+	memcpy(pkt + n, huge, 20);
+	EXPECT(sctpt_rx_inject(ep, p, 5, pkt, n + 20) == -EPROTO, "overlong message accepted");
+	EXPECT(ndelivered == 3, "overlong message delivered");
+	sctpt_close(ep);
+}
+
+int main(void)
+{
+	envelope_round_trip_and_rejections();
+	card_codec();
+	stream_mapping();
+	ordering();
+	reassembly();
+	printf("%s\n", fails ? "FAILED" : "all unit checks passed");
+	return fails ? 1 : 0;
+}
