@@ -1,0 +1,72 @@
+/*
+ * nvm_link.h - the small transport interface the VM and the remote management API
+ * use: send bytes to an address, poll for received bytes.  Today there is a UDP
+ * loopback link (nvm_link_udp.c); the SCTP core will slot in as another set of ops.
+ *
+ * An address is an opaque byte string of at most NVM_LINK_ADDR_MAX bytes
+ * (for the UDP link: 4 bytes IPv4 + 2 bytes port, network order).
+ */
+#ifndef NVM_LINK_H
+#define NVM_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NVM_LINK_ADDR_MAX 32
+#define NVM_LINK_MTU 65000
+
+struct nvm_link_addr {
+	uint8_t len;
+	uint8_t b[NVM_LINK_ADDR_MAX];
+};
+
+struct nvm_link;
+
+struct nvm_link_ops {
+	/* Send one datagram; 0 or negative errno. Never blocks for long. */
+	int (*send)(struct nvm_link *l, const struct nvm_link_addr *to, const void *buf, size_t len);
+	/* Receive one datagram if one is waiting: its length, 0 if none, negative errno.
+	 * timeout_ms 0 = do not wait. */
+	long (*poll)(struct nvm_link *l, void *buf, size_t cap, struct nvm_link_addr *from,
+		     int timeout_ms);
+	void (*close)(struct nvm_link *l);
+};
+
+struct nvm_link {
+	const struct nvm_link_ops *ops;
+	struct nvm_link_addr self; /* the address peers use to reach this link */
+	int fd;                    /* for links that have one, else -1 */
+};
+
+static inline int nvm_link_send(struct nvm_link *l, const struct nvm_link_addr *to,
+				const void *buf, size_t len)
+{
+	return l->ops->send(l, to, buf, len);
+}
+
+static inline long nvm_link_poll(struct nvm_link *l, void *buf, size_t cap,
+				 struct nvm_link_addr *from, int timeout_ms)
+{
+	return l->ops->poll(l, buf, cap, from, timeout_ms);
+}
+
+static inline void nvm_link_close(struct nvm_link *l)
+{
+	if (l)
+		l->ops->close(l);
+}
+
+static inline int nvm_link_addr_eq(const struct nvm_link_addr *a, const struct nvm_link_addr *b)
+{
+	if (a->len != b->len)
+		return 0;
+	for (unsigned i = 0; i < a->len; i++)
+		if (a->b[i] != b->b[i])
+			return 0;
+	return 1;
+}
+
+/* UDP on 127.0.0.1, port 0 = any free port.  Binds to loopback only. */
+int nvm_link_udp_open(uint16_t port, struct nvm_link **out);
+
+#endif
