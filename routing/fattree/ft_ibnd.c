@@ -180,7 +180,7 @@ static int parse_header(struct parser *ps, const char *p, int type, int line, ui
 			r.guid = v;
 	}
 	if (!r.guid)
-		r.guid = 0x0002c9fe00000000ull + (uint64_t)ps->nrec + 1;
+		r.guid = 0x0002c9fe00000000ull + ((uint64_t)ps->nrec + 1) * 256;   /* room for port GUIDs */
 	if (!r.name || grow((void **)&ps->rec, ps->nrec, &ps->caprec, sizeof(r))) {
 		free(r.id);
 		free(r.name);
@@ -265,7 +265,9 @@ static int parse_lines(struct parser *ps, const char *buf, size_t len)
 			continue;
 		if (!strncmp(s, "switchguid=", 11) || !strncmp(s, "caguid=", 7)) {
 			const char *g = strchr(s, '=') + 1;
-			if (parse_hex(&g, &pending)) {
+			if (!strncmp(g, "0x", 2) || !strncmp(g, "0X", 2))
+				g += 2;
+			if (parse_hex(&g, &pending) || (*g && *g != '(' && *g != ' ' && *g != '\t' && *g != '\r')) {
 				PERR(ps, line, "bad GUID after '='");
 				return -EINVAL;
 			}
@@ -352,8 +354,48 @@ static int link_line(struct parser *ps, struct ft_topo *t, const struct pline *p
 	return 0;
 }
 
+struct gref { uint64_t guid; int line; const char *id; };
+
+static int cmp_gref(const void *a, const void *b)
+{
+	const struct gref *x = a, *y = b;
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	return x->line - y->line;
+}
+
+/* Node GUIDs (switches, CAs) and CA port GUIDs must be unique: tables name them. */
+static int check_guids(struct parser *ps)
+{
+	struct gref *g = malloc(sizeof(*g) * (size_t)(ps->nrec + ps->npl + 1));
+	int n = 0, rc = 0;
+	if (!g)
+		return -ENOMEM;
+	for (int r = 0; r < ps->nrec; r++) {
+		const struct rec *c = &ps->rec[r];
+		g[n++] = (struct gref){ c->guid, c->line, c->id };
+		for (int i = c->first; c->type == REC_CA && i < c->first + c->nlines; i++) {
+			uint64_t pg = ps->pl[i].pguid ? ps->pl[i].pguid : c->guid + (uint64_t)ps->pl[i].port;
+			if (pg != c->guid)
+				g[n++] = (struct gref){ pg, ps->pl[i].line, c->id };
+		}
+	}
+	qsort(g, (size_t)n, sizeof(*g), cmp_gref);
+	for (int i = 1; i < n && !rc; i++)
+		if (g[i].guid == g[i - 1].guid) {
+			PERR(ps, g[i].line, "GUID 0x%016llx of \"%s\" is already used (line %d)",
+			     (unsigned long long)g[i].guid, g[i].id, g[i - 1].line);
+			rc = -EINVAL;
+		}
+	free(g);
+	return rc;
+}
+
 static int build(struct parser *ps, struct ft_topo *t)
 {
+	int rc = check_guids(ps);
+	if (rc)
+		return rc;
 	for (int r = 0; r < ps->nrec; r++) {
 		struct rec *c = &ps->rec[r];
 		if (c->type == REC_SW) {
@@ -371,7 +413,7 @@ static int build(struct parser *ps, struct ft_topo *t)
 		}
 	}
 	for (int i = 0; i < ps->npl; i++) {
-		int rc = link_line(ps, t, &ps->pl[i]);
+		rc = link_line(ps, t, &ps->pl[i]);
 		if (rc)
 			return rc;
 	}

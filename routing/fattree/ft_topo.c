@@ -153,10 +153,10 @@ void ft_topo_unlink(struct ft_topo *t, int s, int p)
 {
 	struct ft_link *l = &t->sw[s].port[p];
 	if (l->kind == FT_SWITCH)
-		t->sw[l->idx].port[l->rport].kind = FT_NONE;
+		t->sw[l->idx].port[l->rport] = (struct ft_link){ .kind = FT_NONE };
 	else if (l->kind == FT_NODE)
 		t->node[l->idx].sw = -1;
-	l->kind = FT_NONE;
+	*l = (struct ft_link){ .kind = FT_NONE };
 }
 
 long ft_topo_count_switch_links(const struct ft_topo *t)
