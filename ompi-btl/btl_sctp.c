@@ -1,0 +1,263 @@
+/*
+ * btl sctp module: the BTL function table. Send/receive only (no put/get): ob1 runs its
+ * eager protocol up to btl_sctp_eager_limit and its send-based rendezvous pipeline above, in
+ * frags of at most btl_sctp_max_send_size bytes, each one core message.
+ */
+#include "btl_sctp.h"
+#include "btl_sctp_endpoint.h"
+#include "btl_sctp_frag.h"
+#include "btl_sctp_proc.h"
+
+#include <string.h>
+
+#include "opal/datatype/opal_convertor.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+void mca_btl_sctp_component_flush_queues(void);
+
+mca_btl_sctp_module_t mca_btl_sctp_module = {
+	.super = {
+		.btl_component = &mca_btl_sctp_component.super,
+		.btl_add_procs = mca_btl_sctp_add_procs,
+		.btl_del_procs = mca_btl_sctp_del_procs,
+		.btl_finalize = mca_btl_sctp_finalize,
+		.btl_alloc = mca_btl_sctp_alloc,
+		.btl_free = mca_btl_sctp_free,
+		.btl_prepare_src = mca_btl_sctp_prepare_src,
+		.btl_send = mca_btl_sctp_send,
+		.btl_sendi = mca_btl_sctp_sendi,
+		.btl_dump = mca_btl_base_dump,
+		.btl_register_error = mca_btl_sctp_register_error,
+	},
+	.error_cb = NULL,
+};
+
+/* The endpoint of proc: an existing one if the core already knows its card, else a new one. */
+static int sctp_endpoint_for(mca_btl_sctp_module_t *m, opal_proc_t *proc,
+			     mca_btl_sctp_endpoint_t **out)
+{
+	mca_btl_sctp_proc_t *p;
+	mca_btl_sctp_endpoint_t *ep;
+	sctpt_peer_t peer;
+	int rc;
+
+	*out = NULL;
+	rc = mca_btl_sctp_proc_create(proc, &p);
+	if (OPAL_SUCCESS != rc)
+		return rc;
+	peer = sctpt_peer_add(mca_btl_sctp_component.ep, p->card);
+	if (peer < 0) {
+		opal_output(0, "btl sctp: cannot add peer %s (card \"%s\"): %s", p->name, p->card,
+			    sctpt_last_error());
+		OBJ_RELEASE(p);
+		return OPAL_ERR_UNREACH;
+	}
+	ep = opal_pointer_array_get_item(&mca_btl_sctp_component.peers, peer);
+	if (NULL != ep) {
+		OBJ_RELEASE(p);
+		*out = ep;
+		return OPAL_SUCCESS;
+	}
+	rc = mca_btl_sctp_endpoint_create(m, p, peer, &ep);
+	OBJ_RELEASE(p); /* the endpoint holds its own reference */
+	if (OPAL_SUCCESS != rc)
+		return rc;
+	opal_list_append(&m->endpoints, &ep->super);
+	opal_pointer_array_set_item(&mca_btl_sctp_component.peers, peer, ep);
+	*out = ep;
+	return OPAL_SUCCESS;
+}
+
+int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+			   struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+			   opal_bitmap_t *reachable)
+{
+	mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *)btl;
+	opal_proc_t *self = opal_proc_local_get();
+	size_t i;
+
+	OPAL_THREAD_LOCK(&m->endpoints_lock);
+	for (i = 0; i < nprocs; i++) {
+		mca_btl_sctp_endpoint_t *ep;
+
+		if (procs[i] == self)
+			continue; /* btl self's job */
+		if (OPAL_SUCCESS != sctp_endpoint_for(m, procs[i], &ep))
+			continue; /* no card: the peer runs without sctp; others may reach it */
+		peers[i] = ep;
+		if (NULL != reachable)
+			opal_bitmap_set_bit(reachable, (int)i);
+	}
+	OPAL_THREAD_UNLOCK(&m->endpoints_lock);
+	return OPAL_SUCCESS;
+}
+
+/* Endpoints stay until finalize: the core keeps its peer entry, and a later add_procs of the
+ * same process (a new communicator) finds the endpoint again. */
+int mca_btl_sctp_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+			   struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
+{
+	(void)btl;
+	(void)nprocs;
+	(void)procs;
+	(void)peers;
+	return OPAL_SUCCESS;
+}
+
+int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
+{
+	mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *)btl;
+	struct sctpt_ep *ep = mca_btl_sctp_component.ep;
+	opal_list_item_t *item;
+
+	if (NULL != ep) {
+		mca_btl_sctp_component.ep = NULL; /* progress stops; peers closing are expected */
+		sctpt_close(ep);                   /* flushes queued sends for up to 2 s */
+	}
+	mca_btl_sctp_component_flush_queues();
+	OPAL_THREAD_LOCK(&m->endpoints_lock);
+	while (NULL != (item = opal_list_remove_first(&m->endpoints)))
+		OBJ_RELEASE(item);
+	OPAL_THREAD_UNLOCK(&m->endpoints_lock);
+	return OPAL_SUCCESS;
+}
+
+mca_btl_base_descriptor_t *mca_btl_sctp_alloc(struct mca_btl_base_module_t *btl,
+					      struct mca_btl_base_endpoint_t *endpoint,
+					      uint8_t order, size_t size, uint32_t flags)
+{
+	mca_btl_sctp_frag_t *frag;
+
+	(void)endpoint;
+	(void)order;
+	if (OPAL_UNLIKELY(size > btl->btl_max_send_size))
+		return NULL;
+	frag = mca_btl_sctp_frag_alloc(size);
+	if (OPAL_UNLIKELY(NULL == frag))
+		return NULL;
+	frag->segments[0].seg_len = size;
+	frag->base.des_flags = flags;
+	return &frag->base;
+}
+
+int mca_btl_sctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+	(void)btl;
+	mca_btl_sctp_frag_return((mca_btl_sctp_frag_t *)des);
+	return OPAL_SUCCESS;
+}
+
+/*
+ * reserve bytes of header room plus up to *size bytes of data. Data that needs packing is
+ * copied behind the header; contiguous data is sent in place as a second segment (the core
+ * either copies it before sctpt_send returns 1, or keeps it until send_done).
+ */
+mca_btl_base_descriptor_t *mca_btl_sctp_prepare_src(struct mca_btl_base_module_t *btl,
+						    struct mca_btl_base_endpoint_t *endpoint,
+						    struct opal_convertor_t *convertor,
+						    uint8_t order, size_t reserve, size_t *size,
+						    uint32_t flags)
+{
+	mca_btl_sctp_frag_t *frag;
+	struct iovec iov;
+	uint32_t iov_count = 1;
+	size_t max_data = *size;
+	bool pack = opal_convertor_need_buffers(convertor);
+
+	(void)endpoint;
+	(void)order;
+	if (reserve + max_data > btl->btl_max_send_size)
+		max_data = btl->btl_max_send_size - reserve;
+	/* small contiguous data: one copy is cheaper than a second segment */
+	if (reserve + max_data <= btl->btl_eager_limit)
+		pack = true;
+	frag = mca_btl_sctp_frag_alloc(pack ? reserve + max_data : reserve);
+	if (OPAL_UNLIKELY(NULL == frag))
+		return NULL;
+	frag->segments[0].seg_len = reserve;
+	iov.iov_len = max_data;
+	iov.iov_base = pack ? (IOVBASE_TYPE *)(frag->buf + reserve) : NULL;
+	if (OPAL_UNLIKELY(opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0)) {
+		mca_btl_sctp_frag_return(frag);
+		return NULL;
+	}
+	if (pack) {
+		frag->segments[0].seg_len += max_data;
+	} else {
+		frag->segments[1].seg_addr.pval = iov.iov_base;
+		frag->segments[1].seg_len = max_data;
+		frag->base.des_segment_count = 2;
+	}
+	frag->base.des_flags = flags;
+	*size = max_data;
+	return &frag->base;
+}
+
+int mca_btl_sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		      struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
+{
+	mca_btl_sctp_frag_t *frag = (mca_btl_sctp_frag_t *)des;
+	int rc;
+
+	frag->tag = tag;
+	rc = mca_btl_sctp_endpoint_send(endpoint, frag, tag);
+	if (1 == rc) {
+		/* handed to SCTP already: complete now, as tcp does for an immediate write */
+		int owned = des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+		if (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)
+			des->des_cbfunc(btl, endpoint, des, OPAL_SUCCESS);
+		if (owned)
+			mca_btl_sctp_frag_return(frag);
+	}
+	return rc;
+}
+
+/* Header and payload packed into one eager frag and sent; the frag is ours throughout. */
+int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		       struct opal_convertor_t *convertor, void *header, size_t header_size,
+		       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+		       mca_btl_base_descriptor_t **descriptor)
+{
+	mca_btl_sctp_frag_t *frag;
+	size_t max_data = payload_size;
+	int rc;
+
+	(void)order;
+	if (NULL != descriptor)
+		*descriptor = NULL;
+	if (header_size + payload_size > btl->btl_eager_limit)
+		return OPAL_ERR_RESOURCE_BUSY;
+	frag = mca_btl_sctp_frag_alloc(header_size + payload_size);
+	if (OPAL_UNLIKELY(NULL == frag))
+		return OPAL_ERR_RESOURCE_BUSY;
+	memcpy(frag->buf, header, header_size);
+	if (payload_size > 0) {
+		struct iovec iov = {.iov_base = frag->buf + header_size, .iov_len = payload_size};
+		uint32_t iov_count = 1;
+
+		if (OPAL_UNLIKELY(opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0)) {
+			mca_btl_sctp_frag_return(frag);
+			return OPAL_ERROR;
+		}
+	}
+	frag->segments[0].seg_len = header_size + max_data;
+	frag->base.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+	frag->base.des_cbfunc = NULL;
+	frag->tag = tag;
+	rc = mca_btl_sctp_endpoint_send(endpoint, frag, tag);
+	if (1 == rc) {
+		mca_btl_sctp_frag_return(frag);
+		return OPAL_SUCCESS;
+	}
+	if (OPAL_SUCCESS != rc)
+		mca_btl_sctp_frag_return(frag);
+	return rc; /* queued: the done queue returns the frag */
+}
+
+int mca_btl_sctp_register_error(struct mca_btl_base_module_t *btl,
+				mca_btl_base_module_error_cb_fn_t cbfunc)
+{
+	((mca_btl_sctp_module_t *)btl)->error_cb = cbfunc;
+	return OPAL_SUCCESS;
+}

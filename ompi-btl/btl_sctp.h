@@ -1,0 +1,112 @@
+/*
+ * btl sctp: an Open MPI BTL that carries ob1's send/receive traffic over our SCTP transport core
+ * (transport/sctpt.h). It is a thin adapter: the core owns associations, multihoming, streams,
+ * fragmentation and retransmission; this component maps BTL descriptors onto core messages.
+ *
+ * Layout follows opal/mca/btl/tcp: component (discovery, MCA parameters, init, progress),
+ * module (the BTL function table), endpoint (one peer), proc (a peer process and its business
+ * card), frag (one message in flight), one file each.
+ *
+ * Threading: core callbacks run with the core's endpoint lock held. They never call into ob1:
+ * received messages and send completions are queued on the component and handed to ob1 by
+ * mca_btl_sctp_component_progress() after the core returned, without any BTL lock held.
+ */
+#ifndef MCA_BTL_SCTP_H
+#define MCA_BTL_SCTP_H
+
+#include "opal_config.h"
+#include "opal/class/opal_free_list.h"
+#include "opal/class/opal_list.h"
+#include "opal/class/opal_pointer_array.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/threads/mutex.h"
+
+#include "sctpt.h"
+
+BEGIN_C_DECLS
+
+/* One BTL module: the core endpoint binds every selected interface, so one module covers them. */
+struct mca_btl_sctp_module_t {
+	mca_btl_base_module_t super;
+	mca_btl_base_module_error_cb_fn_t error_cb; /* ob1's error handler */
+	opal_list_t endpoints;                      /* every endpoint created by add_procs */
+	opal_mutex_t endpoints_lock;
+};
+typedef struct mca_btl_sctp_module_t mca_btl_sctp_module_t;
+
+extern mca_btl_sctp_module_t mca_btl_sctp_module;
+
+struct mca_btl_sctp_component_t {
+	mca_btl_base_component_3_0_0_t super;
+
+	/* MCA parameters (registered in btl_sctp_component.c, each with its help text) */
+	char *if_include;        /* interfaces/CIDR networks to bind, as btl_tcp_if_include */
+	char *if_exclude;        /* ... to leave out, as btl_tcp_if_exclude */
+	char *config_file;       /* thesis-style multihoming file for the core */
+	char *config_host;       /* the host name to look up in config_file */
+	int streams;             /* SCTP streams per association */
+	bool cmt;                /* concurrent multipath transfer */
+	bool crc32c;             /* SCTP CRC32c instead of relying on the UDP checksum */
+	int udp_port_min;        /* encapsulation port range start (0: any free port) */
+	int udp_port_range;      /* ... and length */
+	int frag_size;           /* core fragmentation threshold */
+	int path_mtu;
+	int rto_min, rto_max, rto_initial;
+	int hb_interval;
+	int path_max_retrans, assoc_max_retrans;
+	int sndbuf, rcvbuf;
+	bool stream_per_tag;     /* spread ob1 matching traffic over streams by (context, tag) */
+	int free_list_num, free_list_max, free_list_inc;
+
+	/* state */
+	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */
+	char card[SCTPT_CARD_MAX];      /* our business card, published through the modex */
+	opal_free_list_t frag_eager;    /* frags with eager_limit bytes of buffer */
+	opal_free_list_t frag_max;      /* frags with max_send_size bytes of buffer */
+	opal_free_list_t frag_user;     /* frags without a buffer (send in place, big receives) */
+	opal_pointer_array_t peers;     /* sctpt_peer_t -> endpoint */
+	opal_mutex_t lock;              /* protects the three queues below */
+	opal_list_t recv_queue;         /* received frags waiting for delivery to ob1 */
+	opal_list_t done_queue;         /* sent frags waiting for their completion callback */
+	opal_list_t event_queue;        /* peer-loss events waiting to be reported */
+	volatile int32_t queued;        /* items in the three queues (fast empty check) */
+	const volatile int32_t *ompi_state; /* ompi_mpi_state when loaded into an MPI process */
+};
+typedef struct mca_btl_sctp_component_t mca_btl_sctp_component_t;
+
+OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
+
+/* component */
+int mca_btl_sctp_component_progress(void);
+bool mca_btl_sctp_finalizing(void);
+void mca_btl_sctp_report_peer_lost(struct mca_btl_base_endpoint_t *endpoint, int error,
+				   const char *what);
+
+/* module function table (btl_sctp.c) */
+int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+			   struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+			   opal_bitmap_t *reachable);
+int mca_btl_sctp_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+			   struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers);
+int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl);
+mca_btl_base_descriptor_t *mca_btl_sctp_alloc(struct mca_btl_base_module_t *btl,
+					      struct mca_btl_base_endpoint_t *endpoint,
+					      uint8_t order, size_t size, uint32_t flags);
+int mca_btl_sctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+mca_btl_base_descriptor_t *mca_btl_sctp_prepare_src(struct mca_btl_base_module_t *btl,
+						    struct mca_btl_base_endpoint_t *endpoint,
+						    struct opal_convertor_t *convertor,
+						    uint8_t order, size_t reserve, size_t *size,
+						    uint32_t flags);
+int mca_btl_sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		      struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
+int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		       struct opal_convertor_t *convertor, void *header, size_t header_size,
+		       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+		       mca_btl_base_descriptor_t **descriptor);
+int mca_btl_sctp_register_error(struct mca_btl_base_module_t *btl,
+				mca_btl_base_module_error_cb_fn_t cbfunc);
+
+END_C_DECLS
+#endif /* MCA_BTL_SCTP_H */

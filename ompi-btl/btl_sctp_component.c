@@ -1,0 +1,629 @@
+/*
+ * btl sctp component: MCA parameters, the core endpoint, the modex, and progress.
+ *
+ * Every tunable is registered here with its help text and info level. Parameters that map to
+ * the core's struct sctpt_config default to the core's own defaults (sctpt_config_init), so
+ * `ompi_info --param btl sctp --level 9` shows what the core will really use.
+ */
+#include "btl_sctp.h"
+#include "btl_sctp_endpoint.h"
+#include "btl_sctp_frag.h"
+#include "btl_sctp_proc.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_params.h"
+#include "opal/util/argv.h"
+#include "opal/util/if.h"
+#include "opal/util/output.h"
+
+static int sctp_component_register(void);
+static int sctp_component_open(void);
+static int sctp_component_close(void);
+static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
+						   bool enable_mpi_threads);
+
+mca_btl_sctp_component_t mca_btl_sctp_component = {
+	.super = {
+		.btl_version = {
+			MCA_BTL_DEFAULT_VERSION("sctp"),
+			.mca_open_component = sctp_component_open,
+			.mca_close_component = sctp_component_close,
+			.mca_register_component_params = sctp_component_register,
+		},
+		.btl_data = {
+			.param_field = MCA_BASE_METADATA_PARAM_NONE,
+		},
+		.btl_init = sctp_component_init,
+		.btl_progress = mca_btl_sctp_component_progress,
+	},
+};
+
+/* Default of btl_sctp_if_exclude: as tcp's, loopback and PPP links are left out. */
+#define SCTP_IF_EXCLUDE_DEFAULT "127.0.0.1/8,sppp"
+
+/* ompi's MPI state (OMPI_MPI_STATE_FINALIZE_STARTED in ompi/runtime/mpiruntime.h). */
+#define SCTP_OMPI_STATE_FINALIZE_STARTED 3
+
+/*
+ * Parameter registration helpers, as tcp's: the storage gets its default, then the MCA system
+ * may overwrite it from the command line, the environment or a parameter file.
+ */
+static void reg_string(const char *name, const char *help, const char *def, int level,
+		       char **storage)
+{
+	*storage = (char *)def;
+	(void)mca_base_component_var_register(&mca_btl_sctp_component.super.btl_version, name,
+					      help, MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, level,
+					      MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void reg_int(const char *name, const char *help, int def, int level, int *storage)
+{
+	*storage = def;
+	(void)mca_base_component_var_register(&mca_btl_sctp_component.super.btl_version, name,
+					      help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
+					      MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void reg_bool(const char *name, const char *help, bool def, int level, bool *storage)
+{
+	*storage = def;
+	(void)mca_base_component_var_register(&mca_btl_sctp_component.super.btl_version, name,
+					      help, MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, level,
+					      MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static int sctp_component_register(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	mca_btl_base_module_t *m = &mca_btl_sctp_module.super;
+	struct sctpt_config def;
+
+	sctpt_config_init(&def);
+
+	reg_string("if_include",
+		   "Comma-delimited list of devices and/or CIDR notation of networks whose IPv4 "
+		   "addresses the SCTP associations bind (multihoming: every match becomes a path, "
+		   "e.g. \"eth0,eth1\" or \"192.168.0.0/16\"). Mutually exclusive with "
+		   "btl_sctp_if_exclude.",
+		   "", OPAL_INFO_LVL_1, &c->if_include);
+	reg_string("if_exclude",
+		   "Comma-delimited list of devices and/or CIDR notation of networks to NOT use -- "
+		   "all other IPv4 interfaces are bound (e.g. \"eth0,192.168.0.0/16\"). If nothing "
+		   "is left, 127.0.0.1 is used (single host). If set to a non-default value, it is "
+		   "mutually exclusive with btl_sctp_if_include.",
+		   SCTP_IF_EXCLUDE_DEFAULT, OPAL_INFO_LVL_1, &c->if_exclude);
+	reg_string("config_file",
+		   "Multihoming file as in the MPI-over-SCTP thesis: one line per host, \"host addr "
+		   "addr ...\"; the line for this host (btl_sctp_config_host, else the host name) is "
+		   "bound. Used when btl_sctp_if_include/if_exclude are left at their defaults.",
+		   "", OPAL_INFO_LVL_3, &c->config_file);
+	reg_string("config_host",
+		   "Host name to look up in btl_sctp_config_file (default: gethostname())", "",
+		   OPAL_INFO_LVL_5, &c->config_host);
+	reg_int("streams",
+		"SCTP streams per association (stream 0 is the core's control stream, stream 1 "
+		"carries short control messages, the others carry MPI traffic hashed by "
+		"communicator and tag)",
+		def.streams, OPAL_INFO_LVL_4, &c->streams);
+	reg_bool("cmt",
+		 "Enable SCTP concurrent multipath transfer: stripe data over every path of a "
+		 "multihomed association instead of using the primary path only",
+		 0 != def.cmt, OPAL_INFO_LVL_3, &c->cmt);
+	reg_bool("crc32c",
+		 "Compute and verify SCTP's CRC32c; when off the UDP checksum covers the packet "
+		 "(every process of the job must agree)",
+		 0 != def.crc32c, OPAL_INFO_LVL_5, &c->crc32c);
+	reg_int("udp_port_min",
+		"Lowest UDP port of the SCTP-over-UDP encapsulation (0: any free port)", 0,
+		OPAL_INFO_LVL_2, &c->udp_port_min);
+	reg_int("udp_port_range",
+		"Number of UDP ports starting at btl_sctp_udp_port_min that may be used", 1024,
+		OPAL_INFO_LVL_2, &c->udp_port_range);
+	reg_int("frag_size",
+		"Core messages larger than this many bytes travel as fragments that interleave "
+		"with other streams", (int)def.frag_size, OPAL_INFO_LVL_5, &c->frag_size);
+	reg_int("path_mtu", "Path MTU in bytes (0: from the interface MTU)", (int)def.path_mtu,
+		OPAL_INFO_LVL_5, &c->path_mtu);
+	reg_int("rto_min", "Minimum SCTP retransmission timeout (ms)", def.rto_min_ms,
+		OPAL_INFO_LVL_5, &c->rto_min);
+	reg_int("rto_max", "Maximum SCTP retransmission timeout (ms)", def.rto_max_ms,
+		OPAL_INFO_LVL_5, &c->rto_max);
+	reg_int("rto_initial", "Initial SCTP retransmission timeout (ms)", def.rto_initial_ms,
+		OPAL_INFO_LVL_5, &c->rto_initial);
+	reg_int("hb_interval", "SCTP heartbeat interval per path (ms)", def.hb_interval_ms,
+		OPAL_INFO_LVL_5, &c->hb_interval);
+	reg_int("path_max_retrans",
+		"Failed transmissions before a path is declared down and traffic fails over",
+		def.path_max_retrans, OPAL_INFO_LVL_4, &c->path_max_retrans);
+	reg_int("assoc_max_retrans",
+		"Failed transmissions before a peer is declared lost (the job then aborts with "
+		"a message naming the peer)",
+		def.assoc_max_retrans, OPAL_INFO_LVL_4, &c->assoc_max_retrans);
+	reg_int("sndbuf", "SCTP send buffer size in bytes", (int)def.sndbuf, OPAL_INFO_LVL_4,
+		&c->sndbuf);
+	reg_int("rcvbuf", "SCTP receive buffer size in bytes", (int)def.rcvbuf, OPAL_INFO_LVL_4,
+		&c->rcvbuf);
+	reg_bool("stream_per_tag",
+		 "Choose the SCTP stream of each message from ob1's communicator and tag (and "
+		 "data fragments from their request), so unrelated messages never wait behind a "
+		 "large one; when false, every message uses one stream",
+		 true, OPAL_INFO_LVL_4, &c->stream_per_tag);
+	reg_int("free_list_num", "Initial number of fragments of each free list", 8,
+		OPAL_INFO_LVL_5, &c->free_list_num);
+	reg_int("free_list_max", "Maximum number of fragments of each free list (-1: no limit)",
+		-1, OPAL_INFO_LVL_5, &c->free_list_max);
+	reg_int("free_list_inc", "Fragments added to a free list when it runs empty", 32,
+		OPAL_INFO_LVL_5, &c->free_list_inc);
+
+	/* The BTL's generic parameters: btl_sctp_eager_limit, _max_send_size, _exclusivity,
+	 * _latency, _bandwidth, _flags, ... registered by the BTL base with these defaults. */
+	m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100;
+	m->btl_eager_limit = 32 * 1024;
+	m->btl_rndv_eager_limit = 32 * 1024;
+	m->btl_max_send_size = 256 * 1024;
+	m->btl_rdma_pipeline_send_length = 256 * 1024;
+	m->btl_rdma_pipeline_frag_size = 256 * 1024;
+	m->btl_min_rdma_pipeline_size = 0;
+	m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE;
+	m->btl_latency = 100;
+	m->btl_bandwidth = 1000;
+	/* The BTL base registers latency and bandwidth only for BTLs with put; we have none. */
+	(void)mca_base_component_var_register(&c->super.btl_version, "latency",
+					      "Approximate latency of the interconnect in "
+					      "microseconds (ranks BTLs reaching the same peer)",
+					      MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0,
+					      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+					      &m->btl_latency);
+	(void)mca_base_component_var_register(&c->super.btl_version, "bandwidth",
+					      "Approximate bandwidth of the interconnect in Mbps "
+					      "(weights ob1's striping over several BTLs)",
+					      MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0,
+					      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+					      &m->btl_bandwidth);
+	return mca_btl_base_param_register(&c->super.btl_version, m);
+}
+
+static int sctp_component_open(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+
+	c->ep = NULL;
+	c->card[0] = '\0';
+	c->queued = 0;
+	OBJ_CONSTRUCT(&c->frag_eager, opal_free_list_t);
+	OBJ_CONSTRUCT(&c->frag_max, opal_free_list_t);
+	OBJ_CONSTRUCT(&c->frag_user, opal_free_list_t);
+	OBJ_CONSTRUCT(&c->peers, opal_pointer_array_t);
+	OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
+	OBJ_CONSTRUCT(&c->recv_queue, opal_list_t);
+	OBJ_CONSTRUCT(&c->done_queue, opal_list_t);
+	OBJ_CONSTRUCT(&c->event_queue, opal_list_t);
+	OBJ_CONSTRUCT(&mca_btl_sctp_module.endpoints, opal_list_t);
+	OBJ_CONSTRUCT(&mca_btl_sctp_module.endpoints_lock, opal_mutex_t);
+	opal_pointer_array_init(&c->peers, 16, INT32_MAX, 16);
+	return OPAL_SUCCESS;
+}
+
+static int sctp_component_close(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+
+	if (NULL != c->ep) {
+		sctpt_close(c->ep);
+		c->ep = NULL;
+	}
+	OPAL_LIST_DESTRUCT(&c->event_queue);
+	/* Frags left in the queues belong to the free lists destroyed below. */
+	OBJ_DESTRUCT(&c->recv_queue);
+	OBJ_DESTRUCT(&c->done_queue);
+	OBJ_DESTRUCT(&c->lock);
+	OBJ_DESTRUCT(&c->peers);
+	OBJ_DESTRUCT(&c->frag_eager);
+	OBJ_DESTRUCT(&c->frag_max);
+	OBJ_DESTRUCT(&c->frag_user);
+	OPAL_LIST_DESTRUCT(&mca_btl_sctp_module.endpoints);
+	OBJ_DESTRUCT(&mca_btl_sctp_module.endpoints_lock);
+	return OPAL_SUCCESS;
+}
+
+static bool sctp_argv_has(char **argv, const char *s)
+{
+	for (; NULL != argv && NULL != *argv; argv++)
+		if (0 == strcmp(*argv, s))
+			return true;
+	return false;
+}
+
+/*
+ * The comma-separated IPv4 address list the core binds, from if_include/if_exclude as tcp
+ * computes its interfaces. *out is NULL when the core should decide (config_file).
+ */
+static int sctp_component_addrs(char **out)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	bool include = NULL != c->if_include && '\0' != c->if_include[0];
+	bool exclude_set = NULL != c->if_exclude && 0 != strcmp(c->if_exclude, SCTP_IF_EXCLUDE_DEFAULT);
+	char **nets, **addrs = NULL, ip[INET_ADDRSTRLEN];
+	int idx, n = 0;
+
+	*out = NULL;
+	if (include && exclude_set) {
+		opal_output(0, "btl sctp: btl_sctp_if_include (\"%s\") and btl_sctp_if_exclude "
+			    "(\"%s\") are mutually exclusive: set only one", c->if_include,
+			    c->if_exclude);
+		return OPAL_ERR_BAD_PARAM;
+	}
+	if (!include && !exclude_set && NULL != c->config_file && '\0' != c->config_file[0])
+		return OPAL_SUCCESS;
+	nets = opal_argv_split(include ? c->if_include : (c->if_exclude ? c->if_exclude : ""), ',');
+	for (idx = opal_ifbegin(); idx >= 0 && n < SCTPT_MAX_ADDRS; idx = opal_ifnext(idx)) {
+		struct sockaddr_storage ss;
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+		int kidx = opal_ifindextokindex(idx);
+		bool match;
+
+		if (OPAL_SUCCESS != opal_ifindextoaddr(idx, (struct sockaddr *)&ss, sizeof(ss)) ||
+		    AF_INET != ss.ss_family)
+			continue;
+		match = NULL != nets && OPAL_SUCCESS == opal_ifmatches(kidx, nets);
+		if (match != include)
+			continue;
+		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+		if (sctp_argv_has(addrs, ip))
+			continue;
+		opal_argv_append_nosize(&addrs, ip);
+		n++;
+	}
+	opal_argv_free(nets);
+	if (0 == n) {
+		if (include) {
+			opal_output(0, "btl sctp: no IPv4 interface matches btl_sctp_if_include=\"%s\"",
+				    c->if_include);
+			return OPAL_ERR_NOT_FOUND;
+		}
+		opal_argv_append_nosize(&addrs, "127.0.0.1");
+	}
+	*out = opal_argv_join(addrs, ',');
+	opal_argv_free(addrs);
+	return NULL == *out ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+}
+
+/* ---- core callbacks: run with the core's lock held; they only queue work for progress ---- */
+
+static void sctp_enqueue(opal_list_t *queue, opal_list_item_t *item)
+{
+	OPAL_THREAD_LOCK(&mca_btl_sctp_component.lock);
+	opal_list_append(queue, item);
+	OPAL_THREAD_ADD_FETCH32(&mca_btl_sctp_component.queued, 1);
+	OPAL_THREAD_UNLOCK(&mca_btl_sctp_component.lock);
+}
+
+static void *sctp_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+			   void **cookie)
+{
+	mca_btl_sctp_frag_t *frag = mca_btl_sctp_frag_alloc(len);
+
+	(void)arg;
+	(void)peer;
+	(void)context;
+	(void)tag;
+	*cookie = frag;
+	return NULL == frag ? NULL : frag->buf;
+}
+
+static void sctp_recv(void *arg, const struct sctpt_msg *msg)
+{
+	mca_btl_sctp_frag_t *frag = msg->buf_cookie;
+
+	(void)arg;
+	if (NULL == frag) {
+		frag = mca_btl_sctp_frag_alloc(msg->len);
+		if (OPAL_UNLIKELY(NULL == frag)) {
+			opal_output(0, "btl sctp: out of memory for a %zu-byte message from %s",
+				    msg->len, sctpt_peer_name(mca_btl_sctp_component.ep, msg->peer));
+			return;
+		}
+		if (msg->len > 0)
+			memcpy(frag->buf, msg->data, msg->len);
+	} else if (msg->data != frag->buf && msg->len > 0) {
+		memmove(frag->buf, msg->data, msg->len);
+	}
+	frag->kind = MCA_BTL_SCTP_FRAG_RECV;
+	frag->tag = (mca_btl_base_tag_t)msg->context;
+	frag->segments[0].seg_addr.pval = frag->buf;
+	frag->segments[0].seg_len = msg->len;
+	frag->base.des_segment_count = 1;
+	sctp_enqueue(&mca_btl_sctp_component.recv_queue, &frag->base.super.super);
+}
+
+static void sctp_send_done(void *arg, void *cookie, int status)
+{
+	mca_btl_sctp_frag_t *frag = cookie;
+
+	(void)arg;
+	frag->status = 0 == status ? OPAL_SUCCESS : OPAL_ERR_UNREACH;
+	sctp_enqueue(&mca_btl_sctp_component.done_queue, &frag->base.super.super);
+}
+
+/* A lost peer, waiting to be reported outside the core's lock. */
+struct sctp_lost_event {
+	opal_list_item_t super;
+	sctpt_peer_t peer;
+	int error;
+	char what[256];
+};
+typedef struct sctp_lost_event sctp_lost_event_t;
+static OBJ_CLASS_INSTANCE(sctp_lost_event_t, opal_list_item_t, NULL, NULL);
+
+static void sctp_event(void *arg, const struct sctpt_event *ev)
+{
+	struct sctp_lost_event *lost;
+
+	(void)arg;
+	switch (ev->type) {
+	case SCTPT_EV_ASSOC_DOWN:
+		lost = OBJ_NEW(sctp_lost_event_t);
+		if (NULL == lost)
+			return;
+		lost->peer = ev->peer;
+		lost->error = ev->error;
+		snprintf(lost->what, sizeof(lost->what), "%s", ev->what ? ev->what : "");
+		sctp_enqueue(&mca_btl_sctp_component.event_queue, &lost->super);
+		break;
+	default:
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: event %d peer %d path %d: %s", (int)ev->type,
+				    (int)ev->peer, ev->path, ev->what ? ev->what : "");
+		break;
+	}
+}
+
+/* ---- progress: the core first, then what its callbacks queued, without locks held ---- */
+
+bool mca_btl_sctp_finalizing(void)
+{
+	const volatile int32_t *state = mca_btl_sctp_component.ompi_state;
+
+	return NULL == mca_btl_sctp_component.ep ||
+	       (NULL != state && *state >= SCTP_OMPI_STATE_FINALIZE_STARTED);
+}
+
+void mca_btl_sctp_report_peer_lost(mca_btl_sctp_endpoint_t *endpoint, int error, const char *what)
+{
+	mca_btl_sctp_module_t *m = &mca_btl_sctp_module;
+	char info[512];
+	const char *name = endpoint ? endpoint->proc->name : "an unknown peer";
+
+	if (NULL != endpoint && 0 != OPAL_THREAD_SWAP_32(&endpoint->lost, 1))
+		return; /* reported already */
+	if (mca_btl_sctp_finalizing()) {
+		/* Peers close their associations as they leave MPI_Finalize: not an error. */
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: peer %s closed during finalize: %s", name, what);
+		return;
+	}
+	snprintf(info, sizeof(info), "btl sctp: lost the connection to peer %s (%s): %s",
+		 name, strerror(error < 0 ? -error : EPIPE), what && *what ? what : "no details");
+	opal_output(0, "%s", info);
+	if (NULL != m->error_cb)
+		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL,
+			    endpoint ? endpoint->proc->proc : NULL, info);
+}
+
+static void sctp_deliver(mca_btl_sctp_frag_t *frag)
+{
+	const mca_btl_active_message_callback_t *reg =
+		mca_btl_base_active_message_trigger + frag->tag;
+
+	if (OPAL_LIKELY(NULL != reg->cbfunc))
+		reg->cbfunc(&mca_btl_sctp_module.super, frag->tag, &frag->base, reg->cbdata);
+	mca_btl_sctp_frag_return(frag);
+}
+
+static void sctp_complete(mca_btl_sctp_frag_t *frag)
+{
+	int owned = frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+	mca_btl_sctp_endpoint_t *endpoint = frag->endpoint;
+
+	OPAL_THREAD_ADD_FETCH32(&endpoint->inflight, -1);
+	if (NULL != frag->base.des_cbfunc)
+		frag->base.des_cbfunc(&mca_btl_sctp_module.super, endpoint, &frag->base,
+				      frag->status);
+	if (owned)
+		mca_btl_sctp_frag_return(frag);
+}
+
+static void sctp_lost(struct sctp_lost_event *lost)
+{
+	mca_btl_sctp_endpoint_t *endpoint = NULL;
+
+	if (lost->peer >= 0)
+		endpoint = opal_pointer_array_get_item(&mca_btl_sctp_component.peers, lost->peer);
+	mca_btl_sctp_report_peer_lost(endpoint, lost->error, lost->what);
+	OBJ_RELEASE(lost);
+}
+
+/* Hands everything queued so far to ob1; returns how many items it handled. */
+static int sctp_drain(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	int count = 0;
+
+	while (c->queued > 0) {
+		opal_list_item_t *item;
+		int which = 0;
+
+		OPAL_THREAD_LOCK(&c->lock);
+		if (NULL != (item = opal_list_remove_first(&c->event_queue)))
+			which = 1;
+		else if (NULL != (item = opal_list_remove_first(&c->done_queue)))
+			which = 2;
+		else if (NULL != (item = opal_list_remove_first(&c->recv_queue)))
+			which = 3;
+		if (NULL != item)
+			OPAL_THREAD_ADD_FETCH32(&c->queued, -1);
+		OPAL_THREAD_UNLOCK(&c->lock);
+		if (NULL == item)
+			break;
+		if (1 == which)
+			sctp_lost((struct sctp_lost_event *)item);
+		else if (2 == which)
+			sctp_complete((mca_btl_sctp_frag_t *)item);
+		else
+			sctp_deliver((mca_btl_sctp_frag_t *)item);
+		count++;
+	}
+	return count;
+}
+
+int mca_btl_sctp_component_progress(void)
+{
+	struct sctpt_ep *ep = mca_btl_sctp_component.ep;
+	int count;
+
+	if (NULL == ep)
+		return 0;
+	count = sctpt_progress(ep);
+	return (count > 0 ? count : 0) + sctp_drain();
+}
+
+/* Drops what the queues hold without calling ob1 (after the module was finalized). */
+void mca_btl_sctp_component_flush_queues(void);
+void mca_btl_sctp_component_flush_queues(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	opal_list_item_t *item;
+
+	while (NULL != (item = opal_list_remove_first(&c->event_queue)))
+		OBJ_RELEASE(item);
+	while (NULL != (item = opal_list_remove_first(&c->done_queue))) {
+		mca_btl_sctp_frag_t *frag = (mca_btl_sctp_frag_t *)item;
+		if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
+			mca_btl_sctp_frag_return(frag);
+	}
+	while (NULL != (item = opal_list_remove_first(&c->recv_queue)))
+		mca_btl_sctp_frag_return((mca_btl_sctp_frag_t *)item);
+	c->queued = 0;
+}
+
+/* ---- init: free lists, the core endpoint, our card in the modex ---- */
+
+static int sctp_free_list_init(opal_free_list_t *list, size_t buf, opal_class_t *cls)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+
+	return opal_free_list_init(list, sizeof(mca_btl_sctp_frag_t) + buf, opal_cache_line_size,
+				   cls, 0, opal_cache_line_size, c->free_list_num,
+				   c->free_list_max, c->free_list_inc, NULL, 0, NULL, NULL, NULL);
+}
+
+static int sctp_open_endpoint(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct sctpt_config cfg;
+	char *addrs = NULL;
+	int rc;
+
+	rc = sctp_component_addrs(&addrs);
+	if (OPAL_SUCCESS != rc)
+		return rc;
+	sctpt_config_init(&cfg);
+	cfg.addrs = addrs;
+	cfg.config_file = (c->config_file && *c->config_file) ? c->config_file : NULL;
+	cfg.config_host = (c->config_host && *c->config_host) ? c->config_host : NULL;
+	if (c->udp_port_min > 0) {
+		int max = c->udp_port_min + (c->udp_port_range > 0 ? c->udp_port_range : 1) - 1;
+		cfg.udp_port_min = (uint16_t)c->udp_port_min;
+		cfg.udp_port_max = (uint16_t)(max > 65535 ? 65535 : max);
+	}
+	cfg.streams = (uint16_t)(c->streams < 2 ? 2 : c->streams > SCTPT_MAX_STREAMS ?
+				 SCTPT_MAX_STREAMS : c->streams);
+	cfg.frag_size = (size_t)c->frag_size;
+	cfg.path_mtu = (uint32_t)c->path_mtu;
+	cfg.cmt = c->cmt;
+	cfg.crc32c = c->crc32c;
+	cfg.rto_min_ms = c->rto_min;
+	cfg.rto_max_ms = c->rto_max;
+	cfg.rto_initial_ms = c->rto_initial;
+	cfg.hb_interval_ms = c->hb_interval;
+	cfg.path_max_retrans = c->path_max_retrans;
+	cfg.assoc_max_retrans = c->assoc_max_retrans;
+	cfg.sndbuf = (size_t)c->sndbuf;
+	cfg.rcvbuf = (size_t)c->rcvbuf;
+	cfg.ops.recv = sctp_recv;
+	cfg.ops.recv_buf = sctp_recv_buf;
+	cfg.ops.send_done = sctp_send_done;
+	cfg.ops.event = sctp_event;
+	cfg.ops.stream_map = mca_btl_sctp_stream_map;
+	cfg.ops.arg = c;
+
+	rc = sctpt_open(&cfg, &c->ep);
+	if (rc < 0) {
+		opal_output(0, "btl sctp: cannot open the SCTP endpoint on %s: %s",
+			    addrs ? addrs : (cfg.config_file ? cfg.config_file : "default addresses"),
+			    sctpt_last_error());
+		free(addrs);
+		c->ep = NULL;
+		return OPAL_ERR_UNREACH;
+	}
+	opal_output_verbose(10, opal_btl_base_framework.framework_output,
+			    "btl sctp: bound %s", addrs ? addrs : "(config file)");
+	free(addrs);
+	rc = sctpt_card(c->ep, c->card, sizeof(c->card));
+	if (rc < 0) {
+		opal_output(0, "btl sctp: no business card: %s", sctpt_last_error());
+		return OPAL_ERROR;
+	}
+	return OPAL_SUCCESS;
+}
+
+static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
+						   bool enable_mpi_threads)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	mca_btl_base_module_t *m = &mca_btl_sctp_module.super;
+	mca_btl_base_module_t **btls;
+	int rc;
+
+	(void)enable_progress_threads;
+	(void)enable_mpi_threads;
+	*num_btls = 0;
+	if (m->btl_max_send_size < m->btl_eager_limit)
+		m->btl_max_send_size = m->btl_eager_limit;
+	if (OPAL_SUCCESS != sctp_free_list_init(&c->frag_eager, m->btl_eager_limit,
+						OBJ_CLASS(mca_btl_sctp_frag_eager_t)) ||
+	    OPAL_SUCCESS != sctp_free_list_init(&c->frag_max, m->btl_max_send_size,
+						OBJ_CLASS(mca_btl_sctp_frag_max_t)) ||
+	    OPAL_SUCCESS != sctp_free_list_init(&c->frag_user, 0,
+						OBJ_CLASS(mca_btl_sctp_frag_user_t)))
+		return NULL;
+	if (OPAL_SUCCESS != sctp_open_endpoint())
+		return NULL;
+	rc = mca_btl_sctp_proc_publish();
+	if (OPAL_SUCCESS != rc) {
+		opal_output(0, "btl sctp: cannot publish the business card through the modex (%d)",
+			    rc);
+		sctpt_close(c->ep);
+		c->ep = NULL;
+		return NULL;
+	}
+	/* Set when this DSO runs inside an MPI process: tells a peer closing in MPI_Finalize
+	 * from a peer that died. */
+	c->ompi_state = dlsym(RTLD_DEFAULT, "ompi_mpi_state");
+
+	btls = malloc(sizeof(*btls));
+	if (NULL == btls)
+		return NULL;
+	btls[0] = m;
+	*num_btls = 1;
+	return btls;
+}

@@ -1,0 +1,69 @@
+/* btl sctp endpoint: peer registration with the core and the send path. */
+#include "btl_sctp_endpoint.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "opal/util/output.h"
+
+static void endpoint_construct(mca_btl_sctp_endpoint_t *ep)
+{
+	ep->btl = NULL;
+	ep->proc = NULL;
+	ep->peer = -1;
+	ep->inflight = 0;
+	ep->lost = 0;
+}
+
+static void endpoint_destruct(mca_btl_sctp_endpoint_t *ep)
+{
+	if (NULL != ep->proc)
+		OBJ_RELEASE(ep->proc);
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_sctp_endpoint_t, opal_list_item_t, endpoint_construct,
+		   endpoint_destruct);
+
+int mca_btl_sctp_endpoint_create(mca_btl_sctp_module_t *btl, mca_btl_sctp_proc_t *proc,
+				 sctpt_peer_t peer, mca_btl_sctp_endpoint_t **out)
+{
+	mca_btl_sctp_endpoint_t *ep = OBJ_NEW(mca_btl_sctp_endpoint_t);
+
+	*out = NULL;
+	if (NULL == ep)
+		return OPAL_ERR_OUT_OF_RESOURCE;
+	ep->btl = btl;
+	ep->proc = proc;
+	OBJ_RETAIN(proc);
+	ep->peer = peer;
+	*out = ep;
+	return OPAL_SUCCESS;
+}
+
+int mca_btl_sctp_endpoint_send(mca_btl_sctp_endpoint_t *endpoint, mca_btl_sctp_frag_t *frag,
+			       mca_btl_base_tag_t tag)
+{
+	size_t i, n = frag->base.des_segment_count;
+	int32_t key;
+	int rc;
+
+	if (n > 2)
+		return OPAL_ERR_BAD_PARAM;
+	for (i = 0; i < n; i++) {
+		frag->iov[i].iov_base = frag->segments[i].seg_addr.pval;
+		frag->iov[i].iov_len = (size_t)frag->segments[i].seg_len;
+	}
+	key = mca_btl_sctp_frag_stream_key(tag, frag->iov[0].iov_base, frag->iov[0].iov_len);
+	frag->endpoint = endpoint;
+	/* Counted before the call: send_done may run inside sctpt_send on another queue. */
+	OPAL_THREAD_ADD_FETCH32(&endpoint->inflight, 1);
+	rc = sctpt_send(mca_btl_sctp_component.ep, endpoint->peer, tag, key, SCTPT_SEND_UNORDERED,
+			frag->iov, (int)n, frag);
+	if (0 == rc)
+		return OPAL_SUCCESS;
+	OPAL_THREAD_ADD_FETCH32(&endpoint->inflight, -1);
+	if (rc > 0)
+		return 1;
+	mca_btl_sctp_report_peer_lost(endpoint, rc, sctpt_last_error());
+	return -EINVAL == rc ? OPAL_ERR_BAD_PARAM : OPAL_ERR_UNREACH;
+}

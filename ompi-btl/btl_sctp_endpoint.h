@@ -1,0 +1,37 @@
+/*
+ * btl sctp endpoint: one peer process as seen by the module -- its proc, its id in the core's
+ * peer table, and how many of our sends to it are queued in the core. Connections are lazy:
+ * the core starts the association on the first send.
+ */
+#ifndef MCA_BTL_SCTP_ENDPOINT_H
+#define MCA_BTL_SCTP_ENDPOINT_H
+
+#include "btl_sctp.h"
+#include "btl_sctp_frag.h"
+#include "btl_sctp_proc.h"
+
+BEGIN_C_DECLS
+
+struct mca_btl_base_endpoint_t {
+	opal_list_item_t super;
+	mca_btl_sctp_module_t *btl;
+	mca_btl_sctp_proc_t *proc;
+	sctpt_peer_t peer;
+	volatile int32_t inflight; /* sends queued in the core, waiting for send_done */
+	volatile int32_t lost;     /* the core reported the peer lost */
+};
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
+typedef mca_btl_base_endpoint_t mca_btl_sctp_endpoint_t;
+OBJ_CLASS_DECLARATION(mca_btl_sctp_endpoint_t);
+
+/* The endpoint of proc, known to the core as peer (sctpt_peer_add: no traffic yet). */
+int mca_btl_sctp_endpoint_create(mca_btl_sctp_module_t *btl, mca_btl_sctp_proc_t *proc,
+				 sctpt_peer_t peer, mca_btl_sctp_endpoint_t **out);
+/* Hands frag's segments to the core as one message. Returns 1 if the core took the data
+ * already (frag done), OPAL_SUCCESS if queued (completion comes through the done queue),
+ * or an OPAL error after reporting the peer. */
+int mca_btl_sctp_endpoint_send(mca_btl_sctp_endpoint_t *endpoint, mca_btl_sctp_frag_t *frag,
+			       mca_btl_base_tag_t tag);
+
+END_C_DECLS
+#endif /* MCA_BTL_SCTP_ENDPOINT_H */

@@ -1,0 +1,163 @@
+/* btl sctp frag: free-list classes, allocation by size, and the stream key of a message. */
+#include "btl_sctp_frag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void frag_common_init(mca_btl_sctp_frag_t *frag, opal_free_list_t *list, size_t size)
+{
+	frag->my_list = list;
+	frag->size = size;
+	frag->buf = size ? (unsigned char *)(frag + 1) : NULL;
+	frag->buf_malloced = false;
+	frag->endpoint = NULL;
+}
+
+static void frag_eager_constructor(mca_btl_sctp_frag_t *frag)
+{
+	frag_common_init(frag, &mca_btl_sctp_component.frag_eager,
+			 mca_btl_sctp_module.super.btl_eager_limit);
+}
+
+static void frag_max_constructor(mca_btl_sctp_frag_t *frag)
+{
+	frag_common_init(frag, &mca_btl_sctp_component.frag_max,
+			 mca_btl_sctp_module.super.btl_max_send_size);
+}
+
+static void frag_user_constructor(mca_btl_sctp_frag_t *frag)
+{
+	frag_common_init(frag, &mca_btl_sctp_component.frag_user, 0);
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_sctp_frag_t, mca_btl_base_descriptor_t, NULL, NULL);
+OBJ_CLASS_INSTANCE(mca_btl_sctp_frag_eager_t, mca_btl_base_descriptor_t, frag_eager_constructor,
+		   NULL);
+OBJ_CLASS_INSTANCE(mca_btl_sctp_frag_max_t, mca_btl_base_descriptor_t, frag_max_constructor,
+		   NULL);
+OBJ_CLASS_INSTANCE(mca_btl_sctp_frag_user_t, mca_btl_base_descriptor_t, frag_user_constructor,
+		   NULL);
+
+static void frag_reset(mca_btl_sctp_frag_t *frag)
+{
+	frag->base.des_segments = frag->segments;
+	frag->base.des_segment_count = 1;
+	frag->base.des_cbfunc = NULL;
+	frag->base.des_cbdata = NULL;
+	frag->base.des_context = NULL;
+	frag->base.des_flags = 0;
+	frag->base.order = MCA_BTL_NO_ORDER;
+	frag->segments[0].seg_addr.pval = frag->buf;
+	frag->segments[0].seg_len = 0;
+	frag->segments[1].seg_addr.pval = NULL;
+	frag->segments[1].seg_len = 0;
+	frag->endpoint = NULL;
+	frag->kind = MCA_BTL_SCTP_FRAG_SEND;
+	frag->status = OPAL_SUCCESS;
+	frag->tag = 0;
+}
+
+mca_btl_sctp_frag_t *mca_btl_sctp_frag_alloc_user(void)
+{
+	mca_btl_sctp_frag_t *frag =
+		(mca_btl_sctp_frag_t *)opal_free_list_get(&mca_btl_sctp_component.frag_user);
+	if (OPAL_UNLIKELY(NULL == frag))
+		return NULL;
+	frag->buf = NULL;
+	frag->size = 0;
+	frag->buf_malloced = false;
+	frag_reset(frag);
+	return frag;
+}
+
+mca_btl_sctp_frag_t *mca_btl_sctp_frag_alloc(size_t size)
+{
+	mca_btl_sctp_frag_t *frag;
+
+	if (size <= mca_btl_sctp_module.super.btl_eager_limit) {
+		frag = (mca_btl_sctp_frag_t *)opal_free_list_get(&mca_btl_sctp_component.frag_eager);
+	} else if (size <= mca_btl_sctp_module.super.btl_max_send_size) {
+		frag = (mca_btl_sctp_frag_t *)opal_free_list_get(&mca_btl_sctp_component.frag_max);
+	} else {
+		frag = mca_btl_sctp_frag_alloc_user();
+		if (OPAL_UNLIKELY(NULL == frag))
+			return NULL;
+		frag->buf = malloc(size);
+		if (NULL == frag->buf) {
+			mca_btl_sctp_frag_return(frag);
+			return NULL;
+		}
+		frag->buf_malloced = true;
+		frag->size = size;
+	}
+	if (OPAL_UNLIKELY(NULL == frag))
+		return NULL;
+	frag_reset(frag);
+	return frag;
+}
+
+void mca_btl_sctp_frag_return(mca_btl_sctp_frag_t *frag)
+{
+	if (frag->buf_malloced) {
+		free(frag->buf);
+		frag->buf = NULL;
+		frag->buf_malloced = false;
+		frag->size = 0;
+	}
+	opal_free_list_return(frag->my_list, &frag->base.super);
+}
+
+/* ob1's wire header prefix (ompi/mca/pml/ob1/pml_ob1_hdr.h), read only to pick a stream. */
+#define OB1_HDR_TYPE_MATCH (MCA_BTL_TAG_PML + 1)
+#define OB1_HDR_TYPE_RNDV (MCA_BTL_TAG_PML + 2)
+#define OB1_HDR_TYPE_RGET (MCA_BTL_TAG_PML + 3)
+#define OB1_HDR_TYPE_FRAG (MCA_BTL_TAG_PML + 6)
+#define OB1_MATCH_CTX_OFF 2 /* uint16_t hdr_ctx */
+#define OB1_MATCH_TAG_OFF 8 /* int32_t hdr_tag */
+#define OB1_FRAG_DST_OFF 24 /* opal_ptr_t hdr_dst_req (after offset and src_req) */
+
+static uint32_t mix32(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+int32_t mca_btl_sctp_frag_stream_key(mca_btl_base_tag_t tag, const void *hdr, size_t len)
+{
+	const unsigned char *h = hdr;
+	uint16_t ctx;
+	int32_t mtag;
+	uint64_t req;
+
+	if (!mca_btl_sctp_component.stream_per_tag || NULL == h || len < 2 || tag != h[0])
+		return 0;
+	switch (h[0]) {
+	case OB1_HDR_TYPE_MATCH:
+	case OB1_HDR_TYPE_RNDV:
+	case OB1_HDR_TYPE_RGET:
+		if (len < OB1_MATCH_TAG_OFF + sizeof(mtag))
+			return 0;
+		memcpy(&ctx, h + OB1_MATCH_CTX_OFF, sizeof(ctx));
+		memcpy(&mtag, h + OB1_MATCH_TAG_OFF, sizeof(mtag));
+		return (int32_t)(mix32(((uint64_t)ctx << 32) | (uint32_t)mtag) | 1u);
+	case OB1_HDR_TYPE_FRAG:
+		if (len < OB1_FRAG_DST_OFF + sizeof(req))
+			return 0;
+		memcpy(&req, h + OB1_FRAG_DST_OFF, sizeof(req));
+		return (int32_t)(mix32(req) | 1u);
+	default:
+		return 0; /* ACK, FIN, ...: short control messages */
+	}
+}
+
+/* Stream 1 carries control messages; the others are shared by hash of the key. */
+uint16_t mca_btl_sctp_stream_map(void *arg, uint32_t context, int32_t key, uint16_t nstreams)
+{
+	(void)arg;
+	(void)context;
+	if (nstreams <= 2 || 0 == key)
+		return 1;
+	return (uint16_t)(2 + (uint32_t)key % (uint32_t)(nstreams - 2));
+}

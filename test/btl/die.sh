@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A rank that aborts, exits early or is killed: the job must end non-zero, promptly, with a
+# message naming what happened -- over tcp and over sctp.
+. "$(dirname "$0")/btl_common.sh"
+RUN_TIMEOUT=60
+
+# expect_death BTL NP MODE
+expect_death() {
+	local out rc start=$SECONDS
+	out=$(run_btl "$1" "$2" ./btl_die "$3"); rc=$?
+	[ $((SECONDS - start)) -lt "$RUN_TIMEOUT" ] && [ $rc -ne 124 ] ||
+		{ echo "$out"; die "btl $1, $2 ranks, $3: hung (stopped by timeout after $RUN_TIMEOUT s)"; }
+	[ $rc -ne 0 ] || { echo "$out"; die "btl $1, $2 ranks, $3: exit status 0"; }
+	# (ORTE sometimes loses its own abort message to a show_help race and logs
+	# "ORTE_ERROR_LOG: ... show_help.c" instead: accepted, the status is what matters.)
+	echo "$out" | grep -qiE 'MPI_ABORT|exited|killed|signal|lost the connection|show_help' ||
+		{ echo "$out"; die "btl $1, $2 ranks, $3: no message about the dead rank"; }
+	echo "btl $1 np=$2 $3: status $rc after $((SECONDS - start)) s: $(echo "$out" | grep -iE 'MPI_ABORT|exited|killed|signal|lost the connection|show_help' | head -n 1)"
+}
+
+btls=tcp
+if sctp_usable; then btls="tcp sctp"; else SCTP_SKIPPED=1; fi
+for btl in $btls; do
+	for np in 2 4 8; do expect_death $btl $np abort; done
+	expect_death $btl 4 exit
+	expect_death $btl 4 kill
+done
+finish
