@@ -5,6 +5,7 @@
 #include "nvm_verify.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,13 +110,16 @@ struct nvm_vm *nvm_vm_new(const struct nvm_vm_config *cfg)
 	vm->run = (vm->cfg.dispatch == NVM_DISPATCH_SWITCH || !nvm_have_goto()) ? nvm_run_switch
 										 : nvm_run_goto;
 	pthread_mutex_init(&vm->lock, NULL);
+	pthread_mutex_init(&vm->inbox_lock, NULL);
+	atomic_init(&vm->inbox_n, 0);
+	vm->inbox = malloc(vm->cfg.queue_len * sizeof(*vm->inbox));
 	vm->code = malloc(vm->cfg.code_bytes);
 	vm->data = calloc(vm->cfg.data_words, sizeof(int64_t));
 	vm->queue = malloc(vm->cfg.queue_len * sizeof(*vm->queue));
 	vm->disp_val = malloc(vm->cfg.display_len * sizeof(*vm->disp_val));
 	vm->disp_prog = malloc(vm->cfg.display_len * sizeof(*vm->disp_prog));
 	vm->pkt = malloc(NVM_HDR_LEN + NVM_LINK_MTU);
-	if (!vm->code || !vm->data || !vm->queue || !vm->disp_val || !vm->disp_prog || !vm->pkt) {
+	if (!vm->inbox || !vm->code || !vm->data || !vm->queue || !vm->disp_val || !vm->disp_prog || !vm->pkt) {
 		nvm_vm_free(vm);
 		return NULL;
 	}
@@ -138,6 +142,8 @@ void nvm_vm_free(struct nvm_vm *vm)
 	for (unsigned i = 0; i < NVM_SEGS_MAX; i++)
 		nvm_seg_put(vm->segs[i]);
 	pthread_mutex_destroy(&vm->lock);
+	pthread_mutex_destroy(&vm->inbox_lock);
+	free(vm->inbox);
 	free(vm->code);
 	free(vm->data);
 	free(vm->queue);
@@ -383,13 +389,8 @@ static struct nvm_msg *enqueue(struct nvm_vm *vm)
 	return &vm->queue[(vm->qhead + vm->qcount++) % vm->cfg.queue_len];
 }
 
-int nvm_vm_post_l(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf, size_t len)
+static void fill_host_msg(struct nvm_msg *q, uint32_t id, uint16_t trig, const void *buf, size_t len)
 {
-	if (len > NVM_MSG_MAX)
-		return -EMSGSIZE;
-	struct nvm_msg *q = enqueue(vm);
-	if (!q)
-		return -EAGAIN;
 	q->dst_prog = id;
 	q->trig = trig;
 	q->src_prog = NVM_HOST_PROG;
@@ -397,6 +398,32 @@ int nvm_vm_post_l(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf
 	q->len = (uint32_t)len;
 	if (len)
 		memcpy(q->data, buf, len);
+}
+
+/* Move host posts into the run queue, as far as it has room; VM lock held. */
+static void drain_inbox(struct nvm_vm *vm)
+{
+	if (!atomic_load_explicit(&vm->inbox_n, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&vm->inbox_lock);
+	while (vm->icount && vm->qcount < vm->cfg.queue_len) {
+		struct nvm_msg *src = &vm->inbox[vm->ihead], *q = enqueue(vm);
+		memcpy(q, src, offsetof(struct nvm_msg, data) + src->len);
+		vm->ihead = (vm->ihead + 1) % vm->cfg.queue_len;
+		vm->icount--;
+	}
+	atomic_store_explicit(&vm->inbox_n, vm->icount, memory_order_release);
+	pthread_mutex_unlock(&vm->inbox_lock);
+}
+
+int nvm_vm_post_l(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf, size_t len)
+{
+	if (len > NVM_MSG_MAX)
+		return -EMSGSIZE;
+	struct nvm_msg *q = enqueue(vm);
+	if (!q)
+		return -EAGAIN;
+	fill_host_msg(q, id, trig, buf, len);
 	return 0;
 }
 
@@ -443,6 +470,7 @@ int nvm_vm_progress(struct nvm_vm *vm, unsigned max)
 			nvm_vm_input(vm, vm->pkt, (size_t)r, &from);
 		}
 	}
+	drain_inbox(vm);
 	/* One message at a time: a handler's local SENDs join the back of the queue. */
 	while (vm->qcount && (unsigned)n < max) {
 		struct nvm_msg *q = &vm->queue[vm->qhead];
@@ -747,7 +775,18 @@ int nvm_vm_run(struct nvm_vm *vm, uint32_t id)
 
 int nvm_vm_post(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf, size_t len)
 {
-	return LOCKED_CALL(vm, nvm_vm_post_l(vm, id, trig, buf, len));
+	if (len > NVM_MSG_MAX)
+		return -EMSGSIZE;
+	int rc = -EAGAIN;
+	pthread_mutex_lock(&vm->inbox_lock);
+	if (vm->icount < vm->cfg.queue_len) {
+		struct nvm_msg *q = &vm->inbox[(vm->ihead + vm->icount++) % vm->cfg.queue_len];
+		fill_host_msg(q, id, trig, buf, len);
+		atomic_store_explicit(&vm->inbox_n, vm->icount, memory_order_release);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&vm->inbox_lock);
+	return rc;
 }
 
 static int dispatch_now(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf, size_t len)

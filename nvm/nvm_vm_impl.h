@@ -3,6 +3,7 @@
 #define NVM_VM_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "nvm_run.h"
 #include "nvm_vm.h"
@@ -47,6 +48,12 @@ struct nvm_vm {
 	unsigned namap;
 	struct nvm_msg *queue;      /* ring */
 	unsigned qhead, qcount;
+	/* Host posts land in their own ring under their own mutex, so a host thread
+	 * never waits for a progress thread that holds the VM lock in a tight loop. */
+	pthread_mutex_t inbox_lock;
+	struct nvm_msg *inbox;
+	unsigned ihead, icount;
+	atomic_uint inbox_n;
 	int64_t *disp_val;
 	uint32_t *disp_prog;
 	unsigned dhead, dcount;
