@@ -10,6 +10,9 @@
  * switch is closer to l (sorted by GUID), then for each node d of l the group
  * C[floor(d/Pi) mod #C] and its port floor(d/(Pi #C)) mod #g. Switches are the unit of work.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")   /* the cost and mask loops below are meant to vectorise */
+#endif
 #include "ft_route.h"
 
 #include <errno.h>
@@ -148,7 +151,59 @@ static int closer_groups(const struct rctx *c, int s, int l, int *C)
 	return nc;
 }
 
-static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, int *C)
+/* Same as closer_groups, from a bit mask of group indices (ascending = GUID order). */
+static int groups_from_mask(const struct ft_topo *t, int s, uint64_t m, int *C)
+{
+	int nc = 0;
+	while (m) {
+		C[nc++] = t->grp_off[s] + __builtin_ctzll(m);
+		m &= m - 1;
+	}
+	return nc;
+}
+
+/*
+ * For switches with at most 64 groups, compare whole cost rows group by group (sequential
+ * memory, vectorised) into one mask of closer groups per leaf: equation (1) for all leaves.
+ */
+static void closer_masks(const struct rctx *c, int s, uint64_t *mask, uint8_t *tmp)
+{
+	const struct ft_topo *t = c->t;
+	int L = c->st->nleaves, G = t->grp_off[s + 1] - t->grp_off[s], rs = t->sw[s].rank;
+	const uint8_t *restrict self = c->st->cost + (size_t)s * L;
+	memset(mask, 0, sizeof(uint64_t) * (size_t)L);
+	for (int g0 = 0; g0 < G; g0 += 8) {
+		memset(tmp, 0, (size_t)L);
+		for (int k = 0; k < 8 && g0 + k < G; k++) {
+			int n = (int)t->grp[t->grp_off[s] + g0 + k].peer;
+			const uint8_t *cm = c->st->dcost && t->sw[n].rank < rs ? c->st->dcost : c->st->cost;
+			const uint8_t *restrict rn = cm + (size_t)n * L;
+			for (int l = 0; l < L; l++)
+				tmp[l] |= (uint8_t)((rn[l] < self[l]) << k);
+		}
+		for (int l = 0; l < L; l++)
+			mask[l] |= (uint64_t)tmp[l] << g0;
+	}
+}
+
+/* Closer groups of the leaf being routed; consecutive leaves mostly share them. */
+struct cset {
+	int valid, nc, single;
+	uint64_t mask;
+	int C[FT_MAX_PORTS + 1];
+	uint8_t P[FT_MAX_PORTS + 1];    /* first port of each group */
+};
+
+static void cset_fill(const struct ft_topo *t, struct cset *cs)
+{
+	cs->single = 1;
+	for (int i = 0; i < cs->nc; i++) {
+		cs->single &= t->grp[cs->C[i]].nports == 1;
+		cs->P[i] = t->gport[t->grp[cs->C[i]].first];
+	}
+}
+
+static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, struct cset *cs, const uint64_t *mask)
 {
 	const struct ft_topo *t = c->t;
 	int d0 = t->leaf_first[l], d1 = t->leaf_first[l + 1];
@@ -159,19 +214,25 @@ static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, int *C)
 			row[d] = (uint8_t)t->node[d].sw_port;
 		return;
 	}
-	if (c->st->cost[(size_t)s * c->st->nleaves + l] == FT_INF) {
-		memset(row + d0, FT_NO_PATH, (size_t)(d1 - d0));
-		return;
+	if (c->st->cost[(size_t)s * c->st->nleaves + l] == FT_INF)
+		return;   /* row is pre-filled with FT_NO_PATH */
+	if (!mask) {
+		cs->nc = closer_groups(c, s, l, cs->C);
+		cs->valid = 0;
+		cset_fill(t, cs);
+	} else if (!cs->valid || cs->mask != mask[l]) {
+		cs->nc = groups_from_mask(t, s, mask[l], cs->C);
+		cs->mask = mask[l];
+		cs->valid = 1;
+		cset_fill(t, cs);
 	}
-	int nc = closer_groups(c, s, l, C);
-	if (!nc) {
-		memset(row + d0, FT_NO_PATH, (size_t)(d1 - d0));
+	int nc = cs->nc;
+	if (!nc)
 		return;
-	}
 	if (c->r->alt) {
 		uint64_t *a = c->r->alt + ((size_t)s * c->r->nleaves + l) * c->r->alt_words;
 		for (int i = 0; i < nc; i++) {
-			const struct ft_group *g = &t->grp[C[i]];
+			const struct ft_group *g = &t->grp[cs->C[i]];
 			for (uint32_t k = 0; k < g->nports; k++) {
 				int p = t->gport[g->first + k];
 				a[p >> 6] |= 1ull << (p & 63);
@@ -183,10 +244,18 @@ static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, int *C)
 	uint64_t pi = c->st->div[s];
 	uint64_t q = (uint64_t)d0 / pi, rem = (uint64_t)d0 % pi;
 	uint32_t gi = (uint32_t)(q % (uint64_t)nc), q2 = (uint32_t)(q / (uint64_t)nc);
+	if (cs->single && pi == 1) {
+		/* the common leaf case: one port per group, a new group every node */
+		for (int d = d0; d < d1; d++) {
+			row[d] = cs->P[gi];
+			if (++gi == (uint32_t)nc)
+				gi = 0;
+		}
+		return;
+	}
 	for (int d = d0; d < d1;) {
-		const struct ft_group *g = &t->grp[C[gi]];
-		uint32_t pidx = g->nports == 1 ? 0 : q2 % g->nports;
-		uint8_t port = t->gport[g->first + pidx];
+		const struct ft_group *g = &t->grp[cs->C[gi]];
+		uint8_t port = g->nports == 1 ? cs->P[gi] : t->gport[g->first + q2 % g->nports];
 		uint64_t run = pi - rem;
 		if (run > (uint64_t)(d1 - d))
 			run = (uint64_t)(d1 - d);
@@ -206,10 +275,27 @@ static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, int *C)
 static void route_switch(void *ctx, int s)
 {
 	const struct rctx *c = ctx;
-	uint8_t *row = c->r->lft + (size_t)s * c->t->nnodes;
-	int C[FT_MAX_PORTS + 1];
-	for (int l = 0; l < c->t->nleaves; l++)
-		route_leaf(c, s, l, row, C);
+	const struct ft_topo *t = c->t;
+	uint8_t *row = c->r->lft + (size_t)s * t->nnodes;
+	struct cset cs = { .valid = 0 };
+	int L = t->nleaves;
+	uint64_t *mask = NULL;
+	uint8_t *tmp = NULL;
+	if (t->grp_off[s + 1] - t->grp_off[s] <= 64) {
+		mask = malloc(sizeof(uint64_t) * (size_t)(L + 1));
+		tmp = malloc((size_t)L + 1);
+		if (mask && tmp)
+			closer_masks(c, s, mask, tmp);
+		else {
+			free(mask);
+			mask = NULL;   /* fall back to the per-leaf scan */
+		}
+	}
+	memset(row, FT_NO_PATH, (size_t)t->nnodes);   /* nodes cabled to no leaf */
+	for (int l = 0; l < L; l++)
+		route_leaf(c, s, l, row, &cs, mask);
+	free(mask);
+	free(tmp);
 }
 
 static int dmodc_route(const struct ft_topo *t, const struct ft_route_opts *o, struct ft_routes *r,

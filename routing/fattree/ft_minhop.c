@@ -48,6 +48,7 @@ static void route_switch(void *ctx, int s)
 	uint8_t *row = m->r->lft + (size_t)s * t->nnodes;
 	uint32_t use[FT_MAX_PORTS + 1] = { 0 };
 	uint8_t cand[FT_MAX_PORTS + 1];
+	memset(row, FT_NO_PATH, (size_t)t->nnodes);
 	for (int l = 0; l < L; l++) {
 		int d0 = t->leaf_first[l], d1 = t->leaf_first[l + 1];
 		if (t->sw[s].leaf == l) {

@@ -35,7 +35,9 @@ double ft_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int ft_routes_alloc(struct ft_routes *r, const struct ft_topo *t)
+/* Engines fill every entry of every row (in parallel, which also spreads the page faults
+ * of a large table over the workers), so only tables read from files are pre-filled. */
+static int routes_alloc(struct ft_routes *r, const struct ft_topo *t, int fill)
 {
 	memset(r, 0, sizeof(*r));
 	r->nsw = t->nsw;
@@ -43,8 +45,14 @@ int ft_routes_alloc(struct ft_routes *r, const struct ft_topo *t)
 	r->lft = malloc((size_t)t->nsw * t->nnodes + 1);
 	if (!r->lft)
 		return -ENOMEM;
-	memset(r->lft, FT_NO_PATH, (size_t)t->nsw * t->nnodes);
+	if (fill)
+		memset(r->lft, FT_NO_PATH, (size_t)t->nsw * t->nnodes);
 	return 0;
+}
+
+int ft_routes_alloc(struct ft_routes *r, const struct ft_topo *t)
+{
+	return routes_alloc(r, t, 1);
 }
 
 void ft_routes_free(struct ft_routes *r)
@@ -58,7 +66,7 @@ void ft_routes_free(struct ft_routes *r)
 int ft_route(const struct ft_engine *e, const struct ft_topo *t, const struct ft_route_opts *o,
 	     struct ft_routes *r, char *err, size_t errlen)
 {
-	if (ft_routes_alloc(r, t)) {
+	if (routes_alloc(r, t, 0)) {
 		snprintf(err, errlen, "%s: out of memory for %d x %d tables", e->name, t->nsw, t->nnodes);
 		return -ENOMEM;
 	}

@@ -207,7 +207,8 @@ static int cmp_gent(const void *a, const void *b)
 static int sort_nodes(struct ft_topo *t)
 {
 	sort_topo = t;
-	qsort(t->node, (size_t)t->nnodes, sizeof(*t->node), cmp_node);
+	if (t->nnodes > 1)
+		qsort(t->node, (size_t)t->nnodes, sizeof(*t->node), cmp_node);
 	for (int n = 0; n < t->nnodes; n++)
 		if (t->node[n].sw >= 0)
 			t->sw[t->node[n].sw].port[t->node[n].sw_port].idx = (uint32_t)n;
@@ -235,7 +236,8 @@ static int find_leaves(struct ft_topo *t)
 		if (t->sw[s].leaf == 0)
 			t->leaves[k++] = s;
 	sort_topo = t;
-	qsort(t->leaves, (size_t)t->nleaves, sizeof(int), cmp_leaf);
+	if (t->nleaves > 1)
+		qsort(t->leaves, (size_t)t->nleaves, sizeof(int), cmp_leaf);
 	for (int l = 0; l < t->nleaves; l++)
 		t->sw[t->leaves[l]].leaf = l;
 	sort_nodes(t);
