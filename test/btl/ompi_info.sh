@@ -7,6 +7,10 @@ info=${MPIRUN%/*}/ompi_info
 [ -x "$info" ] || info=$(command -v ompi_info) || skip "ompi_info not found"
 # ompi_info reads the component path from the environment only (not from --mca).
 export OMPI_MCA_mca_base_component_path="$BTL_LIBDIR:$OMPI_COMPONENTDIR"
+if [ "${SANITIZERS:-no}" = yes ]; then
+	# ompi_info is not instrumented but dlopens our ASan-built component.
+	export LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0
+fi
 list=$(timeout 60 "$info" 2>&1) || die "ompi_info failed"
 echo "$list" | grep -E 'MCA btl: sctp' || { echo "$list" | grep 'MCA btl'; die "ompi_info does not list btl sctp"; }
 params=$(timeout 60 "$info" --param btl sctp --level 9 2>&1) || die "ompi_info --param failed"
