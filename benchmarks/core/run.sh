@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the core benchmark from a build directory: run.sh BUILD_DIR [sctpt_bench args...]
-# e.g. benchmarks/core/run.sh _build/bench --quick
+# e.g. benchmarks/core/run.sh _build/bench --quick   (--help lists the options)
 set -eu
 if [ $# -lt 1 ]; then
 	echo "usage: $0 BUILD_DIR [--sizes LIST] [--iters-scale F] [--quick]" >&2

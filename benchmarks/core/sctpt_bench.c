@@ -68,6 +68,7 @@ struct rank {
 static struct shared *g_sh;
 static struct plan g_plan[MAX_SIZES];
 static int g_nsizes;
+static int g_block; /* --wait: sleep in sctpt_wait instead of busy-polling */
 
 static double now_s(void)
 {
@@ -179,7 +180,10 @@ static int s_poll_until(struct rank *r, const uint64_t *counter, uint64_t target
 	for (unsigned spin = 0;; spin++) {
 		if (*counter >= target && (!drain || r->outstanding == 0))
 			break;
-		sctpt_progress(r->ep);
+		if (g_block)
+			sctpt_wait(r->ep, 1);
+		else
+			sctpt_progress(r->ep);
 		if ((spin & 255) == 255 && now_s() > end)
 			return fail(r, "timed out waiting for the peer");
 	}
@@ -524,7 +528,9 @@ static void usage(FILE *f)
 		   "  --sizes LIST      comma-separated message sizes, K/M suffixes allowed\n"
 		   "                    (default 0,8,64,512,4K,32K,64K,256K,1M,4M; at most 64M)\n"
 		   "  --iters-scale F   multiply every iteration count by F (default 1)\n"
-		   "  --quick           same as --iters-scale 0.1\n");
+		   "  --quick           same as --iters-scale 0.1\n"
+		   "  --wait            drive the core with sctpt_wait(ep, 1) (sleeps in poll, like\n"
+		   "                    the blocking TCP side) instead of busy-polling sctpt_progress\n");
 }
 
 static void fmt_size(size_t s, char *buf, size_t len)
@@ -585,6 +591,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "sctpt_bench: bad --iters-scale '%s'\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--wait")) {
+			g_block = 1;
 		} else if (!strcmp(argv[i], "--quick")) {
 			scale = 0.1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -608,7 +616,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < MAX_SIZES; i++)
 		g_sh->res[i] = (struct result){-1, -1, -1, -1};
-	printf("sctpt_bench: loopback 127.0.0.1, iterations x%g\n", scale);
+	printf("sctpt_bench: loopback 127.0.0.1, iterations x%g, sctp side %s\n", scale,
+	       g_block ? "sleeps in sctpt_wait" : "busy-polls sctpt_progress");
 	fflush(NULL);
 	pid_t pids[2];
 	int failed = 0;
