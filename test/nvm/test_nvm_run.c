@@ -249,6 +249,40 @@ TEST(display_buffer_keeps_order_and_program)
 	nvm_vm_free(vm);
 }
 
+TEST(features_pdl_in_order_receiver)
+{
+	struct nvm_vm *vm = vm_new(0);
+	struct nvm_seg *s = nvm_seg_new(3, 64, NVM_SEG_W);
+	nvm_vm_seg_attach(vm, s);
+	char err[256];
+	struct nvm_module *m = compile_file("features.pdl");
+	CHECK_EQ(nvm_vm_load(vm, 50, m, err, sizeof(err)), 0);
+	nvm_module_free(m);
+	nvm_vm_run(vm, 50);
+	load_run(vm, 51,
+		 "PROGRAM driver: VAR pkt[2], acks, last, lastdups; TRIGGERS 2, 9;\n"
+		 "MESSAGE 9: BEGIN pkt[0] = FIELD(0); pkt[1] = FIELD(1); SEND pkt LEN 16 AS 1 TO 50; END;\n"
+		 "MESSAGE 2: BEGIN acks = acks + 1; last = FIELD(0); lastdups = FIELD(1); END;\n"
+		 "END;");
+	int64_t pk[4][2] = { { 0, 100 }, { 1, 101 }, { 1, 101 }, { 2, 102 } };
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(nvm_vm_post(vm, 51, 9, pk[i], 16), 0);
+		nvm_vm_progress(vm, 10);
+	}
+	CHECK_EQ(peek1(vm, 51, "acks", 0), 4);
+	CHECK_EQ(peek1(vm, 51, "last", 0), 3);
+	CHECK_EQ(peek1(vm, 51, "lastdups", 0), 1);
+	int64_t w[3];
+	memcpy(w, s->base, sizeof(w));
+	CHECK_EQ(w[0], 100);
+	CHECK_EQ(w[1], 101);
+	CHECK_EQ(w[2], 102);
+	CHECK(nvm_seg_flagged(s));
+	CHECK_EQ(count_events(vm, NVM_EV_FAULT, NULL), 0);
+	nvm_vm_free(vm);
+	nvm_seg_put(s);
+}
+
 static void all(void)
 {
 	RUN(arithmetic_and_precedence);
@@ -265,6 +299,7 @@ static void all(void)
 	RUN(undeclared_trigger_and_blockless_trigger_are_dropped);
 	RUN(flag_lock_and_get_with_host_segment);
 	RUN(display_buffer_keeps_order_and_program);
+	RUN(features_pdl_in_order_receiver);
 }
 
 int main(void)
