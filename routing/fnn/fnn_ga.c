@@ -86,12 +86,15 @@ static void make_mutant(struct run *r, int i)
 	int buf = r->order[r->keep + r->cross + i];
 	const uint16_t *bad = &r->bad[(size_t)src * r->pb->npcs];
 	int guided = r->sc[src].disc > 0;
+	int short_links = 2 * r->sc[src].links < r->pb->bound_num;
 	fnn_genome_copy(r->pb, &r->g[buf], &r->g[src]);
 	int times = 1 + fnn_rng_below(&rng, r->gp->max_mutations);
 	for (int k = 0; k < times; k++) {
 		int op = fnn_rng_below(&rng, 10);
 		if (guided && op < 5 && k == 0)
 			fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, &rng);
+		else if (short_links && op < 2)
+			fnn_ga_mutate_ports(r->pb, &r->g[buf], &rng);
 		else if (op < 8)
 			fnn_ga_mutate_nic(r->pb, &r->g[buf], &rng);
 		else
@@ -287,8 +290,10 @@ static int scaled_phase(struct search *s, const struct fnn_problem *p, struct ru
 			struct fnn_gaprob *spb, struct fnn_problem *sp)
 {
 	const struct fnn_ga_params *gp = s->gp;
-	for (int spcs = 4; spcs <= p->npcs / 2; spcs += 2) {
-		if (out_of_time(s))
+	/* the scaled-down phase is a head start: at most a fifth of the time limit */
+	double until = gp->seconds > 0 ? s->t0 + gp->seconds / 5 : 0;
+	for (int spcs = 4; spcs <= p->npcs / 4 || spcs == 4; spcs += 2) {
+		if (out_of_time(s) || (until > 0 && fnn_now() >= until))
 			return 0;
 		if (fnn_problem_scaled(sp, p, spcs))
 			return 0;
@@ -305,7 +310,8 @@ static int scaled_phase(struct search *s, const struct fnn_problem *p, struct ru
 		sr->phase = spcs;
 		seed_population(sr);
 		long solved_at = -1;
-		while (sr->gen < gp->scaled_generations && !out_of_time(s)) {
+		while (sr->gen < gp->scaled_generations && !out_of_time(s) &&
+		       !(until > 0 && fnn_now() >= until)) {
 			if (sr->sc[sr->order[0]].disc == 0 && solved_at < 0)
 				solved_at = sr->gen;
 			if (solved_at >= 0 && sr->gen >= solved_at + 20)

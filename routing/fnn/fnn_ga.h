@@ -25,7 +25,8 @@ struct fnn_gaprob {
 	int *nics;         /* nall */
 	uint64_t *realmask;/* words: bits of the real switches */
 	const float *w;    /* npcs * npcs pattern weights, or NULL (connectivity only) */
-	uint16_t *init;    /* nslots: the lowest-free-switch construction */
+	uint16_t *init;    /* nslots: the initial construction */
+	int *target;       /* nsw: real NICs per switch in the bound's profile */
 	int64_t bound_num; /* links bound numerator: sum of u(u-1) over switches */
 };
 
@@ -65,6 +66,9 @@ int fnn_score_better(const struct fnn_score *a, const struct fnn_score *b);
 /* Operators; each returns 1 if it changed g, 0 if it found nothing to do. */
 int fnn_ga_mutate_nic(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t *rng);
 int fnn_ga_mutate_pc(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t *rng);
+/* A NIC swap that moves a real NIC onto a free port of a real switch at least as full
+ * as the one it leaves (or off a dummy switch): raises links toward the bound. */
+int fnn_ga_mutate_ports(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t *rng);
 /* A NIC swap aimed at a pair marked disconnected by bad[] (from fnn_ga_eval). */
 int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 			 const uint16_t *bad, uint64_t *rng);

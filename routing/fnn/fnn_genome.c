@@ -22,58 +22,90 @@ void fnn_gaprob_free(struct fnn_gaprob *pb)
 	free(pb->nics);
 	free(pb->realmask);
 	free(pb->init);
+	free(pb->target);
 	memset(pb, 0, sizeof(*pb));
 }
 
 /*
- * The paper's construction: each NIC goes to the lowest-numbered switch with a free port
- * that the PC is not on yet; NICs that find none go to dummy switches, created as
- * needed; dummy PCs then take the free real ports.  Fills sw[pc * maxn + k].
+ * Target real NICs per switch: the bound's profile, widest switches filled first
+ * (ties: lower number), so a design with this profile is at the links bound.
  */
-static int construct(const struct fnn_problem *p, int maxn, int *sw, int *ndummy_sw,
-		     int **dummy_size)
+static int *target_profile(const struct fnn_problem *p)
 {
-	int *freep = malloc((size_t)p->nswitches * sizeof(int));
+	int *t = calloc(p->nswitches ? p->nswitches : 1, sizeof(int));
+	int64_t nics = 0;
+	if (!t)
+		return NULL;
+	for (int i = 0; i < p->npcs; i++)
+		nics += p->nics[i];
+	for (;;) {
+		int best = -1;
+		for (int s = 0; s < p->nswitches; s++)
+			if (t[s] == 0 && p->ports[s] > 0 && (best < 0 || p->ports[s] > p->ports[best]))
+				best = s;
+		if (best < 0 || nics == 0)
+			break;
+		int u = p->ports[best] < p->npcs ? p->ports[best] : p->npcs;
+		t[best] = (int)(u < nics ? u : nics);
+		nics -= t[best];
+	}
+	return t;
+}
+
+/* The real switch with the most target capacity left that m does not hold; -1 if none. */
+static int widest_free(int nsw, const int *freep, const uint64_t *m)
+{
+	int best = -1;
+	for (int s = 0; s < nsw; s++)
+		if (freep[s] > 0 && !((m[s / 64] >> (s % 64)) & 1) &&
+		    (best < 0 || freep[s] > freep[best]))
+			best = s;
+	return best;
+}
+
+/*
+ * The paper's construction, aimed at the bound: each NIC goes to the switch with the
+ * most of its target capacity left that the PC is not on yet (lowest number on ties;
+ * with every target full this is the paper's lowest-free-switch rule).  NICs that find
+ * none go to dummy switches, created as needed; dummy PCs then take the free real ports.
+ * Fills sw[pc * maxn + k].
+ */
+static int construct(const struct fnn_problem *p, const int *target, int maxn, int *sw,
+		     int *ndummy_sw, int **dummy_size)
+{
+	int *freep = malloc((size_t)(p->nswitches ? p->nswitches : 1) * sizeof(int));
 	int *dsize = calloc((size_t)maxn + 1, sizeof(int));
-	int nd = 0;
-	if (!freep || !dsize) {
+	int words = (p->nswitches + maxn + 64) / 64, nd = 0;
+	uint64_t *m = calloc(words, sizeof(uint64_t));
+	if (!freep || !dsize || !m) {
 		free(freep);
 		free(dsize);
+		free(m);
 		return -ENOMEM;
 	}
-	for (int s = 0; s < p->nswitches; s++)
-		freep[s] = p->ports[s] < p->npcs ? p->ports[s] : p->npcs;
+	memcpy(freep, target, (size_t)p->nswitches * sizeof(int));
 	for (int pc = 0; pc < p->npcs; pc++) {
+		memset(m, 0, words * sizeof(uint64_t));
 		for (int k = 0; k < p->nics[pc]; k++) {
-			int pick = -1;
-			for (int s = 0; s < p->nswitches && pick < 0; s++) {
-				int used = 0;
-				for (int j = 0; j < k; j++)
-					used |= sw[pc * maxn + j] == s;
-				if (freep[s] > 0 && !used)
-					pick = s;
-			}
+			int pick = widest_free(p->nswitches, freep, m);
 			if (pick >= 0) {
 				freep[pick]--;
 			} else {
-				/* dummy switch k' not used by this PC: the k-th is always free */
+				/* the k-th dummy switch is always free for the PC's k-th NIC */
 				int d = 0;
-				for (; d < nd; d++) {
-					int used = 0;
-					for (int j = 0; j < k; j++)
-						used |= sw[pc * maxn + j] == p->nswitches + d;
-					if (!used)
-						break;
-				}
+				while (d < nd && ((m[(p->nswitches + d) / 64] >> ((p->nswitches + d) % 64)) & 1))
+					d++;
 				if (d == nd)
 					nd++;
 				dsize[d]++;
 				pick = p->nswitches + d;
 			}
+			m[pick / 64] |= UINT64_C(1) << (pick % 64);
 			sw[pc * maxn + k] = pick;
 		}
 	}
 	free(freep);
+	free(m);
 	*ndummy_sw = nd;
 	*dummy_size = dsize;
 	return 0;
@@ -133,7 +165,8 @@ int fnn_gaprob_init(struct fnn_gaprob *pb, const struct fnn_problem *p, const fl
 	int *sw = malloc((size_t)p->npcs * maxn * sizeof(int));
 	if (!sw)
 		return -ENOMEM;
-	rc = construct(p, maxn, sw, &nd, &dsize);
+	pb->target = target_profile(p);
+	rc = pb->target ? construct(p, pb->target, maxn, sw, &nd, &dsize) : -ENOMEM;
 	if (rc)
 		goto out;
 	for (int s = 0; s < p->nswitches; s++)
@@ -353,8 +386,9 @@ int fnn_ga_mutate_nic(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_
 		return 0;
 	for (int tries = 0; tries < 16; tries++) {
 		int i = fnn_rng_below(rng, pb->nslots), j = fnn_rng_below(rng, pb->nslots);
-		/* at least one real PC, or the swap changes nothing that matters */
-		if ((g->occ[i] < pb->npcs || g->occ[j] < pb->npcs) && try_swap(pb, g, i, j))
+		/* two real PCs: the NICs per switch stay as they are (fnn_ga_mutate_ports
+		 * is the one move that changes them) */
+		if (g->occ[i] < pb->npcs && g->occ[j] < pb->npcs && try_swap(pb, g, i, j))
 			return 1;
 	}
 	return 0;
@@ -438,9 +472,42 @@ int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 		int off = fnn_rng_below(rng, span);
 		for (int q = 0; q < span; q++) {
 			int j = pb->sw_first[s2] + (off + q) % span;
+			/* a free port is taken only by a NIC coming off a dummy switch */
+			if (g->occ[j] >= pb->npcs && s1 < pb->nsw)
+				continue;
 			if (g->occ[j] != b && try_swap(pb, g, i, j))
 				return 1;
 		}
+	}
+	return 0;
+}
+
+/* Real NICs on switch s (dummy PCs not counted). */
+static int real_on(const struct fnn_gaprob *pb, const struct fnn_genome *g, int s)
+{
+	int n = 0;
+	for (int i = pb->sw_first[s]; i < pb->sw_first[s + 1]; i++)
+		n += g->occ[i] < pb->npcs;
+	return n;
+}
+
+int fnn_ga_mutate_ports(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t *rng)
+{
+	if (pb->nslots < 2)
+		return 0;
+	for (int tries = 0; tries < 16; tries++) {
+		/* a free (dummy-held) port on a real switch ... */
+		int i = fnn_rng_below(rng, pb->nslots), a = pb->slot_sw[i];
+		if (g->occ[i] < pb->npcs || a >= pb->nsw)
+			continue;
+		/* ... takes a real NIC from a dummy switch or a switch no fuller than a */
+		int j = fnn_rng_below(rng, pb->nslots), b = pb->slot_sw[j];
+		if (g->occ[j] >= pb->npcs || b == a)
+			continue;
+		if (b < pb->nsw && real_on(pb, g, b) > real_on(pb, g, a))
+			continue;
+		if (try_swap(pb, g, i, j))
+			return 1;
 	}
 	return 0;
 }
@@ -480,12 +547,15 @@ int fnn_ga_crossover(const struct fnn_gaprob *pb, struct fnn_genome *child,
 
 /* ------------------------------------------------------------ scaling up ----------- */
 
+/* Fallback for a NIC the scaled design could not place: the widest target capacity
+ * left, then a dummy switch. */
 static int first_free(const struct fnn_gaprob *pb, const int *freep, const uint64_t *m)
 {
-	for (int s = 0; s < pb->nswall; s++)
-		if (freep[s] > 0 && !((m[s / 64] >> (s % 64)) & 1))
-			return s;
-	return -1;
+	int s = widest_free(pb->nsw, freep, m);
+	for (int d = pb->nsw; s < 0 && d < pb->nswall; d++)
+		if (freep[d] > 0 && !((m[d / 64] >> (d % 64)) & 1))
+			s = d;
+	return s;
 }
 
 int fnn_ga_scale_up(const struct fnn_gaprob *full, struct fnn_genome *g,
@@ -501,7 +571,7 @@ int fnn_ga_scale_up(const struct fnn_gaprob *full, struct fnn_genome *g,
 		goto out;
 	}
 	for (int s = 0; s < full->nswall; s++)
-		freep[s] = full->sw_first[s + 1] - full->sw_first[s];
+		freep[s] = s < full->nsw ? full->target[s] : full->sw_first[s + 1] - full->sw_first[s];
 	for (int i = 0; i < n; i++)
 		order[i] = i;
 	for (int i = n - 1; i > 0; i--) {

@@ -60,6 +60,8 @@ static void operators_on_one_problem(uint64_t seed)
 		CHECK(sc.disc >= 0 && 2 * sc.links <= pb.bound_num);
 		fnn_ga_mutate_guided(&pb, &a, bad, &rng);
 		check_closed(&pb, &a);
+		fnn_ga_mutate_ports(&pb, &b, &rng);
+		check_closed(&pb, &b);
 		fnn_ga_mutate_nic(&pb, &b, &rng);
 		fnn_ga_crossover(&pb, &c, &a, &b, &rng);
 		check_closed(&pb, &c);

@@ -63,10 +63,10 @@ static void basic_routes_use_a_common_switch_and_parse_back(const struct fnn_des
 	char *txt = print_to(routes_print, &r, &len);
 	CHECK(fnn_routes_parse(&q, d->npcs, txt, len, err, sizeof(err)) == 0);
 	CHECK(memcmp(q.path, r.path, sizeof(*r.path) * 64 * 64) == 0);
+	fnn_routes_free(&q);
 	CHECK(fnn_routes_parse(&q, 4, "0 1 2 3\n", 8, err, sizeof(err)) == -22);
 	CHECK(strstr(err, "line 1: field nic_b"));
 	free(txt);
-	fnn_routes_free(&q);
 	fnn_routes_free(&r);
 	fnn_weights_free(&w);
 }
@@ -91,11 +91,11 @@ static void advanced_tuples_are_128_bytes_per_klat2_node(const struct fnn_design
 	CHECK(fnn_advanced_parse(&u, txt, len, err, sizeof(err)) == 0);
 	CHECK(u.npcs == 64 && u.bits == 3 && u.bytes == 2);
 	CHECK(memcmp(u.tuple, t.tuple, sizeof(uint64_t) * 64 * 64) == 0);
+	fnn_advanced_free(&u);
 	const char *bad = "# fnn-advanced pcs 2 bits 3 bytes 1\n0: 0 1ff\n";
 	CHECK(fnn_advanced_parse(&u, bad, strlen(bad), err, sizeof(err)) == -22);
 	CHECK(strstr(err, "line 2: PC 0: bad tuple \"1ff\""));
 	free(txt);
-	fnn_advanced_free(&u);
 	fnn_advanced_free(&t);
 }
 
