@@ -505,13 +505,13 @@ int ft_ibnd_write(FILE *f, const struct ft_topo *t)
 				fprintf(f, "[%d]\t\"S-%016llx\"[%d]\t\t# \"", p,
 					(unsigned long long)t->sw[l->idx].guid, l->rport);
 				write_name(f, t->sw[l->idx].name);
-				fprintf(f, "\" 4xQDR\n");
+				fprintf(f, "\" lid 0 4xQDR\n");
 			} else if (l->kind == FT_NODE) {
 				const struct ft_node *n = &t->node[l->idx];
 				fprintf(f, "[%d]\t\"H-%016llx\"[%d](%llx)\t\t# \"", p, (unsigned long long)n->guid,
 					n->port, (unsigned long long)n->port_guid);
 				write_name(f, n->name);
-				fprintf(f, "\" 4xQDR\n");
+				fprintf(f, "\" lid 0 4xQDR\n");
 			}
 		}
 	}
@@ -537,7 +537,7 @@ int ft_ibnd_write(FILE *f, const struct ft_topo *t)
 			fprintf(f, "[%d](%llx)\t\"S-%016llx\"[%d]\t\t# lmc 0 \"", m->port,
 				(unsigned long long)m->port_guid, (unsigned long long)t->sw[m->sw].guid, m->sw_port);
 			write_name(f, t->sw[m->sw].name);
-			fprintf(f, "\" 4xQDR\n");
+			fprintf(f, "\" lid 0 4xQDR\n");
 		}
 	}
 	return ferror(f) ? -EIO : 0;
