@@ -1,6 +1,9 @@
 /*
  * ft_topo.c - building, finalising and copying fabric topologies.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* qsort_r */
+#endif
 #include "ft_topo.h"
 
 #include <errno.h>
@@ -173,22 +176,22 @@ long ft_topo_count_switch_links(const struct ft_topo *t)
 
 /* ---- finalisation ---- */
 
-static const struct ft_topo *sort_topo;   /* qsort has no context argument */
-
-static int cmp_leaf(const void *a, const void *b)
+static int cmp_leaf(const void *a, const void *b, void *ctx)
 {
-	uint64_t ga = sort_topo->sw[*(const int *)a].guid, gb = sort_topo->sw[*(const int *)b].guid;
+	const struct ft_topo *t = ctx;
+	uint64_t ga = t->sw[*(const int *)a].guid, gb = t->sw[*(const int *)b].guid;
 	return ga < gb ? -1 : ga > gb;
 }
 
-static int cmp_node(const void *a, const void *b)
+static int cmp_node(const void *a, const void *b, void *ctx)
 {
+	const struct ft_topo *t = ctx;
 	const struct ft_node *x = a, *y = b;
 	if ((x->sw < 0) != (y->sw < 0))
 		return x->sw < 0 ? 1 : -1;
 	if (x->sw < 0)
 		return x->port_guid < y->port_guid ? -1 : x->port_guid > y->port_guid;
-	uint64_t gx = sort_topo->sw[x->sw].guid, gy = sort_topo->sw[y->sw].guid;
+	uint64_t gx = t->sw[x->sw].guid, gy = t->sw[y->sw].guid;
 	if (gx != gy)
 		return gx < gy ? -1 : 1;
 	return x->sw_port - y->sw_port;
@@ -206,9 +209,8 @@ static int cmp_gent(const void *a, const void *b)
 
 static int sort_nodes(struct ft_topo *t)
 {
-	sort_topo = t;
 	if (t->nnodes > 1)
-		qsort(t->node, (size_t)t->nnodes, sizeof(*t->node), cmp_node);
+		qsort_r(t->node, (size_t)t->nnodes, sizeof(*t->node), cmp_node, t);
 	for (int n = 0; n < t->nnodes; n++)
 		if (t->node[n].sw >= 0)
 			t->sw[t->node[n].sw].port[t->node[n].sw_port].idx = (uint32_t)n;
@@ -235,9 +237,8 @@ static int find_leaves(struct ft_topo *t)
 	for (int s = 0; s < t->nsw; s++)
 		if (t->sw[s].leaf == 0)
 			t->leaves[k++] = s;
-	sort_topo = t;
 	if (t->nleaves > 1)
-		qsort(t->leaves, (size_t)t->nleaves, sizeof(int), cmp_leaf);
+		qsort_r(t->leaves, (size_t)t->nleaves, sizeof(int), cmp_leaf, t);
 	for (int l = 0; l < t->nleaves; l++)
 		t->sw[t->leaves[l]].leaf = l;
 	sort_nodes(t);
