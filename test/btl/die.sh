@@ -25,4 +25,20 @@ for btl in $btls; do
 	expect_death $btl 4 exit
 	expect_death $btl 4 kill
 done
+
+# With ORTE's recovery mode mpirun does not end the job when a rank dies: the surviving ranks
+# must notice through the BTL itself (SCTP heartbeats time out), print which peer was lost and
+# abort instead of waiting forever. (The job's status then is ORTE's business: with recovery
+# enabled it may be 0, so only "ended, promptly, naming the peer" is checked.)
+if sctp_usable; then
+	start=$SECONDS
+	out=$(run_btl sctp 3 --enable-recovery --mca btl_sctp_assoc_max_retrans 4 \
+		--mca btl_sctp_rto_max 400 --mca btl_sctp_hb_interval 300 ./btl_die kill)
+	rc=$?
+	[ $((SECONDS - start)) -lt "$RUN_TIMEOUT" ] && [ $rc -ne 124 ] ||
+		{ echo "$out"; die "btl sctp, recovery mode, kill: hung"; }
+	echo "$out" | grep -q 'btl sctp: lost the connection to peer \[\[[0-9]*,[0-9]*\],2\]' ||
+		{ echo "$out"; die "btl sctp, recovery mode, kill: no message naming rank 2"; }
+	echo "btl sctp np=3 kill (recovery mode): ended after $((SECONDS - start)) s: $(echo "$out" | grep -m1 'lost the connection')"
+fi
 finish
