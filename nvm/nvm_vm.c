@@ -902,6 +902,16 @@ int nvm_vm_event_next(struct nvm_vm *vm, struct nvm_event *ev)
 	return got;
 }
 
+size_t nvm_vm_programs(struct nvm_vm *vm, uint32_t *ids, size_t max)
+{
+	pthread_mutex_lock(&vm->lock);
+	size_t n = vm->nprogs;
+	for (size_t i = 0; i < n && i < max; i++)
+		ids[i] = vm->progs[i].id;
+	pthread_mutex_unlock(&vm->lock);
+	return n;
+}
+
 int nvm_vm_prog_stats(struct nvm_vm *vm, uint32_t id, struct nvm_prog_stats *st)
 {
 	int rc = -ENOENT;

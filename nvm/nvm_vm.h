@@ -114,6 +114,8 @@ size_t nvm_vm_display_read(struct nvm_vm *vm, int64_t *vals, uint32_t *progs, si
 /* Next event, 1 if one was returned, 0 if none. */
 int nvm_vm_event_next(struct nvm_vm *vm, struct nvm_event *ev);
 
+/* Ids of the loaded programs, up to max; returns how many are loaded. */
+size_t nvm_vm_programs(struct nvm_vm *vm, uint32_t *ids, size_t max);
 int nvm_vm_prog_stats(struct nvm_vm *vm, uint32_t prog_id, struct nvm_prog_stats *st);
 /* Data word index of variable `name` in program prog (case-insensitive) and a
  * copy of n words from it: for tests and tools.  0 or -ENOENT/-ERANGE. */

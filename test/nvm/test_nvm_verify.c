@@ -172,6 +172,52 @@ TEST(module_decoder_rejects_malformed_images)
 	nvm_module_free(m);
 }
 
+/* Code the verifier accepts but that points anywhere: the run-time region checks
+ * catch it, the program is unloaded, the host process is untouched. */
+static int run_fault(const uint8_t *code, uint32_t len)
+{
+	struct nvm_module m = mod(code, len);
+	CHECK_EQ(nvm_verify(&m, err, sizeof(err)), 0);
+	struct nvm_vm *vm = nvm_vm_new(NULL);
+	struct nvm_seg *s = nvm_seg_new(7, 16, NVM_SEG_R | NVM_SEG_W);
+	nvm_vm_seg_attach(vm, s);
+	CHECK_EQ(nvm_vm_load(vm, 1, &m, err, sizeof(err)), 0);
+	CHECK_EQ(nvm_vm_run(vm, 1), -EFAULT);
+	struct nvm_event ev = { 0 };
+	CHECK_EQ(count_events(vm, NVM_EV_FAULT, &ev), 1);
+	nvm_vm_free(vm);
+	nvm_seg_put(s);
+	return ev.code;
+}
+
+#define I64(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24), \
+	(uint8_t)((v) >> 32), (uint8_t)((v) >> 40), (uint8_t)((v) >> 48), (uint8_t)((v) >> 56)
+
+TEST(verified_code_with_wild_addresses_faults_safely)
+{
+	/* SEND from byte 2^62 of the data section */
+	CHECK_EQ(run_fault(CODE(OP(PUSH64), I64(1ull << 62), OP(PUSH8), 8, OP(PUSH8), 1, OP(PUSH8), 1,
+				OP(SEND), 0xff, 0xff, OP(RET))), NVM_F_REGION);
+	/* SEND from a negative address */
+	CHECK_EQ(run_fault(CODE(OP(PUSH8), 0xf8, OP(PUSH8), 8, OP(PUSH8), 1, OP(PUSH8), 1,
+				OP(SEND), 0xff, 0xff, OP(RET))), NVM_F_REGION);
+	/* DELIVER 8 bytes at segment offset 12 of a 16-byte segment */
+	CHECK_EQ(run_fault(CODE(OP(PUSH8), 0, OP(PUSH8), 12, OP(PUSH8), 7, OP(PUSH8), 8,
+				OP(DELIVER), OP(RET))), NVM_F_REGION);
+	/* GET with a length that overflows offset + length */
+	CHECK_EQ(run_fault(CODE(OP(PUSH8), 0, OP(PUSH8), 8, OP(PUSH8), 7,
+				OP(PUSH64), I64(0x7ffffffffffffffcull), OP(GET), OP(RET))), NVM_F_REGION);
+	/* DELIVER with a negative length */
+	CHECK_EQ(run_fault(CODE(OP(PUSH8), 0, OP(PUSH8), 0, OP(PUSH8), 7, OP(PUSH8), 0xff,
+				OP(DELIVER), OP(RET))), NVM_F_LEN);
+	/* ADDR past the array, GETMSG outside a message */
+	CHECK_EQ(run_fault(CODE(OP(PUSH8), 4, OP(ADDR), 1, 0, OP(POP), OP(RET))), NVM_F_INDEX);
+	CHECK_EQ(run_fault(CODE(OP(PUSH8), 0, OP(PUSH8), 0, OP(PUSH8), 8, OP(GETMSG), OP(RET))),
+		 NVM_F_MSG);
+	/* An empty loop: the budget */
+	CHECK_EQ(run_fault(CODE(OP(JMP), REL(-5))), NVM_F_BUDGET);
+}
+
 int main(void)
 {
 	RUN(accepts_a_minimal_module);
@@ -186,5 +232,6 @@ int main(void)
 	RUN(rejects_variables_outside_the_data_section);
 	RUN(rejects_await_with_a_nonempty_stack);
 	RUN(module_decoder_rejects_malformed_images);
+	RUN(verified_code_with_wild_addresses_faults_safely);
 	DONE();
 }
