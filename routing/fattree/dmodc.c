@@ -192,7 +192,45 @@ struct cset {
 	uint64_t mask;
 	int C[FT_MAX_PORTS + 1];
 	uint8_t P[FT_MAX_PORTS + 1];    /* first port of each group */
+	/* spread option: the switch's up groups, and which groups are in C */
+	int nup, U[FT_MAX_PORTS + 1];
+	uint64_t inC[(FT_MAX_PORTS >> 6) + 1];
 };
+
+/*
+ * Spread variant (ft_route_opts.spread, not in the paper): when only some up groups lead
+ * closer to the leaf, pick among all up groups as in the complete fabric (so unaffected
+ * destinations keep their Dmodk route) and spread only the displaced destinations over C,
+ * by node and by switch ((d + s) mod #C), so the sources of one displaced destination do
+ * not all pile onto one surviving link. Routes stay minimal: every choice is in C.
+ */
+static int spread_applies(const struct ft_topo *t, int s, const struct cset *cs)
+{
+	if (cs->nc == cs->nup || !cs->nup)
+		return 0;
+	for (int i = 0; i < cs->nc; i++)
+		if (t->sw[t->grp[cs->C[i]].peer].rank <= t->sw[s].rank)
+			return 0;
+	return 1;
+}
+
+static void route_spread(const struct rctx *c, int s, int d0, int d1, uint8_t *row, struct cset *cs)
+{
+	const struct ft_topo *t = c->t;
+	int base = t->grp_off[s];
+	memset(cs->inC, 0, sizeof(cs->inC));
+	for (int i = 0; i < cs->nc; i++)
+		cs->inC[(cs->C[i] - base) >> 6] |= 1ull << ((cs->C[i] - base) & 63);
+	uint64_t pi = c->st->div[s], nu = (uint64_t)cs->nup;
+	for (int d = d0; d < d1; d++) {
+		uint64_t q = (uint64_t)d / pi;
+		int g = cs->U[q % nu];
+		if (!(cs->inC[(g - base) >> 6] >> ((g - base) & 63) & 1))
+			g = cs->C[((uint64_t)d + (uint64_t)s) % (uint64_t)cs->nc];
+		const struct ft_group *gr = &t->grp[g];
+		row[d] = t->gport[gr->first + (uint32_t)((q / nu) % gr->nports)];
+	}
+}
 
 static void cset_fill(const struct ft_topo *t, struct cset *cs)
 {
@@ -200,6 +238,22 @@ static void cset_fill(const struct ft_topo *t, struct cset *cs)
 	for (int i = 0; i < cs->nc; i++) {
 		cs->single &= t->grp[cs->C[i]].nports == 1;
 		cs->P[i] = t->gport[t->grp[cs->C[i]].first];
+	}
+}
+
+static void keep_alternatives(const struct rctx *c, int s, int l, const struct cset *cs)
+{
+	const struct ft_topo *t = c->t;
+	int nc = cs->nc;
+	if (c->r->alt) {
+		uint64_t *a = c->r->alt + ((size_t)s * c->r->nleaves + l) * c->r->alt_words;
+		for (int i = 0; i < nc; i++) {
+			const struct ft_group *g = &t->grp[cs->C[i]];
+			for (uint32_t k = 0; k < g->nports; k++) {
+				int p = t->gport[g->first + k];
+				a[p >> 6] |= 1ull << (p & 63);
+			}
+		}
 	}
 }
 
@@ -229,16 +283,12 @@ static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, struct 
 	int nc = cs->nc;
 	if (!nc)
 		return;
-	if (c->r->alt) {
-		uint64_t *a = c->r->alt + ((size_t)s * c->r->nleaves + l) * c->r->alt_words;
-		for (int i = 0; i < nc; i++) {
-			const struct ft_group *g = &t->grp[cs->C[i]];
-			for (uint32_t k = 0; k < g->nports; k++) {
-				int p = t->gport[g->first + k];
-				a[p >> 6] |= 1ull << (p & 63);
-			}
-		}
+	if (c->o->spread && spread_applies(t, s, cs)) {
+		route_spread(c, s, d0, d1, row, cs);
+		keep_alternatives(c, s, l, cs);
+		return;
 	}
+	keep_alternatives(c, s, l, cs);
 	/* Equations (3)-(4), walking consecutive d: q = floor(d / Pi) only changes every
 	 * Pi nodes, and the port only depends on q. */
 	uint64_t pi = c->st->div[s];
@@ -291,6 +341,9 @@ static void route_switch(void *ctx, int s)
 			mask = NULL;   /* fall back to the per-leaf scan */
 		}
 	}
+	for (int g = t->grp_off[s]; g < t->grp_off[s + 1]; g++)
+		if (t->sw[t->grp[g].peer].rank > t->sw[s].rank)
+			cs.U[cs.nup++] = g;
 	memset(row, FT_NO_PATH, (size_t)t->nnodes);   /* nodes cabled to no leaf */
 	for (int l = 0; l < L; l++)
 		route_leaf(c, s, l, row, &cs, mask);

@@ -26,6 +26,8 @@ static const char usage[] =
 "  -e, --engine NAME        dmodc (default), dmodk, minhop; --list-engines\n"
 "  -j, --threads N          worker threads (default: online CPUs)\n"
 "  --updown                 dmodc: up-down cost variant (down-only costs for down groups)\n"
+"  --spread                 dmodc: keep complete-fabric up choices, spread displaced nodes\n"
+"                           over the remaining closer groups (not in the paper)\n"
 "  -n, --no-route           stop after writing the topology\n"
 "  --load-lft FILE          do not route: read tables from an OpenSM/ftroute LFT dump\n"
 "  --reroute                route the intact fabric with dmodc, then re-route the degraded\n"
@@ -47,7 +49,7 @@ struct cli {
 	const char *pgft, *topo, *out, *engine, *lft, *lids, *load_lft, *pattern, *dlist;
 	const char *dlinks, *dswitches;
 	uint64_t seed;
-	int threads, updown, no_route, reroute, no_swlids, check, a2a, quality;
+	int threads, updown, spread, no_route, reroute, no_swlids, check, a2a, quality;
 	long shifts, perms;
 };
 
@@ -92,7 +94,7 @@ static void amount(const char *s, double *frac, long *count)
 static void parse_args(int argc, char **argv, struct cli *c)
 {
 	enum { O_DL = 256, O_DS, O_DLIST, O_SEED, O_UPDOWN, O_LOAD, O_REROUTE, O_LFT, O_LIDS, O_NOSW,
-	       O_SHIFTS, O_A2A, O_PERMS, O_PATTERN, O_LIST };
+	       O_SHIFTS, O_A2A, O_PERMS, O_PATTERN, O_LIST, O_SPREAD };
 	static const struct option opts[] = {
 		{ "pgft", 1, 0, 'g' }, { "topo", 1, 0, 't' }, { "out", 1, 0, 'o' },
 		{ "engine", 1, 0, 'e' }, { "threads", 1, 0, 'j' }, { "no-route", 0, 0, 'n' },
@@ -102,7 +104,7 @@ static void parse_args(int argc, char **argv, struct cli *c)
 		{ "load-lft", 1, 0, O_LOAD }, { "reroute", 0, 0, O_REROUTE }, { "lft", 1, 0, O_LFT },
 		{ "lids", 1, 0, O_LIDS }, { "no-switch-lids", 0, 0, O_NOSW }, { "shifts", 1, 0, O_SHIFTS },
 		{ "a2a", 0, 0, O_A2A }, { "perms", 1, 0, O_PERMS }, { "pattern", 1, 0, O_PATTERN },
-		{ "list-engines", 0, 0, O_LIST }, { 0, 0, 0, 0 },
+		{ "list-engines", 0, 0, O_LIST }, { "spread", 0, 0, O_SPREAD }, { 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
 	c->engine = "dmodc";
@@ -126,6 +128,7 @@ static void parse_args(int argc, char **argv, struct cli *c)
 		case O_DLIST: c->dlist = optarg; break;
 		case O_SEED: c->seed = strtoull(optarg, NULL, 0); break;
 		case O_UPDOWN: c->updown = 1; break;
+		case O_SPREAD: c->spread = 1; break;
 		case O_LOAD: c->load_lft = optarg; break;
 		case O_REROUTE: c->reroute = 1; break;
 		case O_LFT: c->lft = optarg; break;
@@ -292,7 +295,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	struct ft_routes r;
-	struct ft_route_opts o = { .threads = c.threads, .updown_cost = c.updown };
+	struct ft_route_opts o = { .threads = c.threads, .updown_cost = c.updown, .spread = c.spread };
 	const struct ft_engine *e = ft_engine_find(c.engine);
 	if (c.load_lft) {
 		FILE *f = xopen(c.load_lft, "r");

@@ -28,6 +28,7 @@ struct ft_route_opts {
 	int threads;            /* worker threads (>= 1) */
 	int updown_cost;        /* Dmodc: compare down-path costs for down groups (3.2 variant) */
 	int keep_alternatives;  /* Dmodc: fill routes->alt */
+	int spread;             /* Dmodc: keep complete-fabric choices, spread displaced nodes */
 };
 
 struct ft_engine {

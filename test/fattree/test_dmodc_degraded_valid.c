@@ -90,6 +90,14 @@ static void run(const char *spec, double links, double switches, uint64_t seed, 
 	struct ft_routes r, old, mc;
 	REQUIRE(!ft_route(&ft_engine_dmodc, t, &o, &r, err, sizeof(err)), "%s", err);
 	check_routes(t, &r, what);
+	/* the spread and up-down-cost variants must be just as valid */
+	for (int v = 0; v < 2; v++) {
+		struct ft_route_opts ov = { .threads = 2, .spread = !v, .updown_cost = v };
+		struct ft_routes rv;
+		REQUIRE(!ft_route(&ft_engine_dmodc, t, &ov, &rv, err, sizeof(err)), "%s", err);
+		check_routes(t, &rv, v ? "updown variant" : "spread variant");
+		ft_routes_free(&rv);
+	}
 	/* minimal-change re-routing from the intact fabric's tables */
 	REQUIRE(!ft_route(&ft_engine_dmodc, intact, &o, &old, err, sizeof(err)), "%s", err);
 	long changed = ft_reroute_minimal(t, &old, &o, &mc, err, sizeof(err));
