@@ -575,14 +575,17 @@ static int sctp_open_endpoint(void)
 		c->ep = NULL;
 		return OPAL_ERR_UNREACH;
 	}
-	opal_output_verbose(10, opal_btl_base_framework.framework_output,
-			    "btl sctp: bound %s", addrs ? addrs : "(config file)");
-	free(addrs);
 	rc = sctpt_card(c->ep, c->card, sizeof(c->card));
 	if (rc < 0) {
 		opal_output(0, "btl sctp: no business card: %s", sctpt_last_error());
+		free(addrs);
 		return OPAL_ERROR;
 	}
+	opal_output_verbose(10, opal_btl_base_framework.framework_output,
+			    "btl sctp: bound %s, card \"%s\"",
+			    addrs ? addrs : cfg.config_file ? "from the config file" : "by default",
+			    c->card);
+	free(addrs);
 	return OPAL_SUCCESS;
 }
 

@@ -11,16 +11,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 
 # Our component first, then Open MPI's own: exactly what README.md tells users.
-MPI_OPTS=(--allow-run-as-root --oversubscribe --bind-to none
+# MPI_BASE_OPTS: everything but the interfaces; MPI_OPTS adds loopback for both BTLs.
+MPI_BASE_OPTS=(--allow-run-as-root --oversubscribe --bind-to none
 	--mca mca_base_component_path "$BTL_LIBDIR:$OMPI_COMPONENTDIR"
-	--mca pml ob1 --mca btl_tcp_if_include lo --mca btl_sctp_if_include lo
-	--mca btl_base_warn_component_unused 0)
+	--mca pml ob1 --mca btl_base_warn_component_unused 0)
 if [ "${SANITIZERS:-no}" = yes ]; then
 	# The ASan-built component is dlopened by the ranks: preload the runtime everywhere and
 	# do not report Open MPI's own leaks.
-	MPI_OPTS+=(-x LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
+	MPI_BASE_OPTS+=(-x LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
 		-x ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 -x UBSAN_OPTIONS=print_stacktrace=1)
 fi
+MPI_OPTS=("${MPI_BASE_OPTS[@]}" --mca btl_tcp_if_include lo --mca btl_sctp_if_include lo)
 
 # sctp_usable: true when mca_btl_sctp.so resolves the core's symbols (libsctpt linked in).
 sctp_usable() {
@@ -41,6 +42,7 @@ compare_btls() {
 	local out_tcp out_sctp rc
 	out_tcp=$(run_btl tcp "$np" "$@"); rc=$?
 	[ $rc -eq 0 ] || { echo "$out_tcp"; die "$* on $np ranks over btl tcp: status $rc"; }
+	LAST_TCP_CHECKS=$(echo "$out_tcp" | grep '^CHECK')
 	echo "tcp  np=$np: $(echo "$out_tcp" | grep -c '^CHECK') checks"
 	if ! sctp_usable; then
 		SCTP_SKIPPED=1
