@@ -158,6 +158,7 @@ int NVM_RUN_FN(struct nvm_exec *x, uint32_t pc)
 		}
 		vmcase(REPLY) {
 			sp -= 3;
+			x->pc = (uint32_t)(ip - code);
 			CHECK(nvm_op_reply(x, sp[0], sp[1], sp[2]));
 			ip += 1;
 			vmbreak;

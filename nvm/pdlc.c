@@ -123,6 +123,10 @@ int main(int argc, char **argv)
 			rc = nvm_verify(m, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "pdlc: %s: invalid module: %s\n", in, err);
+		if (rc && m && disasm) /* still show it: that is how one finds out why */
+			nvm_disasm(m, stdout);
+		if (rc)
+			nvm_module_free(m);
 	} else {
 		rc = pdl_compile(in, src, len, &m, err, sizeof(err));
 		if (rc)
