@@ -12,15 +12,12 @@ SPECS="rlft:2:36 rlft:3:16 3;18,18,12;1,18,18;1,1,1 rlft:3:36 rlft:3:48 3;32,32,
 [ "$1" = -q ] && SPECS="rlft:2:36 rlft:3:16 3;18,18,12;1,18,18;1,1,1 rlft:3:36"
 
 best() { # best of 3 engine times for: ftroute args...
-	b=
 	for i in 1 2 3; do
-		t=$("$FTROUTE" "$@" | sed -n 's/^route: .* time=\([0-9.]*\) s/\1/p')
-		b=$(echo "$b $t" | awk '{ if ($1 == "" || $2 < $1) print $2; else print $1 }')
-	done
-	echo "$b"
+		"$FTROUTE" "$@" | sed -n 's/^route: .* time=\([0-9.]*\) s/\1/p'
+	done | sort -g | head -1
 }
 
-printf "%-8s %-7s %-30s %9s %9s %9s %12s %12s %8s\n" nodes switches pgft degr dmodc_1t dmodc_2t dmodk_2t \
+printf "%-8s %-7s %-30s %9s %9s %9s %9s %12s %12s %8s\n" nodes switches pgft degr dmodc_1t dmodc_2t dmodk_2t \
 	reroute_chg full_chg invalid
 for spec in $SPECS; do
 	info=$("$FTROUTE" -g "$spec" -n)
