@@ -1,8 +1,8 @@
 #!/bin/sh
 # Route the same fat-trees with OpenSM's ftree, updn and dfsssp (inside ibsim) and with
-# ftroute's dmodc (plus minhop, and dmodk when complete); print one table: routing time,
-# invalid pairs, deadlock (CDG cycle), and max / mean routes per link per pattern, all
-# measured by the same tool (ftroute --load-lft) on the same tables.
+# ftroute's dmodc (plus its --spread option, minhop, and dmodk when complete); print one
+# table: routing time, invalid pairs, deadlock (CDG cycle), and max / mean routes per link
+# per pattern, all measured by the same tool (ftroute --load-lft) on the same tables.
 #
 # usage: bench_opensm.sh [-q] [-f "name:spec ..."] [-d "0 1 5 10"] [-o DIR]
 #   -q  quick: only the 512- and 648-node fabrics
@@ -23,7 +23,7 @@ while getopts qf:d:o: o; do
 	f) FABRICS=$OPTARG ;;
 	d) DEGR=$OPTARG ;;
 	o) OUT=$OPTARG ;;
-	*) sed -n '2,12p' "$0"; exit 2 ;;
+	*) sed -n '2,11p' "$0"; exit 2 ;;
 	esac
 done
 [ -n "$OUT" ] || OUT=$(mktemp -d /tmp/ft_bench.XXXXXX)
@@ -95,10 +95,12 @@ for fab in $FABRICS; do
 			rm -f "$d/osm_$e.log"   # verbose; the row keeps what matters
 		done
 		ft_ibsim_stop
-		for e in dmodc minhop dmodk; do
+		for e in dmodc dmodc+spread minhop dmodk; do
 			[ "$e" = dmodk ] && [ "$dg" != 0 ] && continue
 			if [ "$e" = dmodk ]; then
 				"$FTROUTE" -t "$d/fabric.net" -g "$spec" -e dmodk -c $q >"$d/q_$e.out" 2>&1
+			elif [ "$e" = dmodc+spread ]; then
+				"$FTROUTE" -t "$d/fabric.net" -e dmodc --spread -c $q >"$d/q_$e.out" 2>&1
 			else
 				"$FTROUTE" -t "$d/fabric.net" -e "$e" -c $q >"$d/q_$e.out" 2>&1
 			fi
