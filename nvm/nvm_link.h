@@ -68,5 +68,9 @@ static inline int nvm_link_addr_eq(const struct nvm_link_addr *a, const struct n
 
 /* UDP on 127.0.0.1, port 0 = any free port.  Binds to loopback only. */
 int nvm_link_udp_open(uint16_t port, struct nvm_link **out);
+/* "127.0.0.1:port" (or "port") to a UDP link address; 0 or -EINVAL. */
+int nvm_link_udp_addr(const char *s, struct nvm_link_addr *a);
+/* The port of a UDP link address. */
+uint16_t nvm_link_udp_port(const struct nvm_link_addr *a);
 
 #endif

@@ -95,3 +95,35 @@ int nvm_link_udp_open(uint16_t port, struct nvm_link **out)
 	*out = l;
 	return 0;
 }
+
+int nvm_link_udp_addr(const char *s, struct nvm_link_addr *a)
+{
+	char host[64] = "127.0.0.1";
+	const char *colon = strrchr(s, ':');
+	const char *port = s;
+	if (colon) {
+		size_t n = (size_t)(colon - s);
+		if (n == 0 || n >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, s, n);
+		host[n] = '\0';
+		port = colon + 1;
+	}
+	char *end;
+	long p = strtol(port, &end, 10);
+	struct in_addr in;
+	if (*port == '\0' || *end != '\0' || p <= 0 || p > 65535 || inet_pton(AF_INET, host, &in) != 1)
+		return -EINVAL;
+	uint16_t np = htons((uint16_t)p);
+	a->len = 6;
+	memcpy(a->b, &in, 4);
+	memcpy(a->b + 4, &np, 2);
+	return 0;
+}
+
+uint16_t nvm_link_udp_port(const struct nvm_link_addr *a)
+{
+	uint16_t np;
+	memcpy(&np, a->b + 4, 2);
+	return ntohs(np);
+}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# test_nvm_tools: a VM in another process (nvmd) managed with nvmctl over the
+# loopback link: load (from PDL), run, send to a trigger, see the DISPLAY, replace,
+# errors come back, unload.  nvmd is bounded (--seconds) and stopped by its PID.
+set -u
+: "${NVM_BIN:=../../nvm}"
+tmp=$(mktemp -d) || exit 1
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- nvmd output:"; cat "$tmp/out" 2>/dev/null; exit 1; }
+
+"$NVM_BIN/nvmd" --port 0 --seconds 30 --seg 2:64 > "$tmp/out" 2>&1 &
+pid=$!
+port=
+for i in $(seq 1 50); do
+	port=$(sed -n 's/^nvmd: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/out")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || fail "nvmd did not start"
+ctl() { "$NVM_BIN/nvmctl" --to "127.0.0.1:$port" "$@"; }
+wait_for() {
+	for i in $(seq 1 50); do grep -q "$1" "$tmp/out" && return 0; sleep 0.1; done
+	fail "no '$1' in nvmd output"
+}
+
+cat > "$tmp/double.pdl" <<'PDL'
+PROGRAM double: VAR x; TRIGGERS 1;
+MESSAGE 1: BEGIN x = FIELD(0) * 2; DISPLAY x; END;
+END;
+PDL
+cat > "$tmp/triple.pdl" <<'PDL'
+PROGRAM triple: VAR x; TRIGGERS 1;
+MESSAGE 1: BEGIN x = FIELD(0) * 3; DISPLAY x; END;
+END;
+PDL
+printf 'PROGRAM bad: BEGIN x = 1; END; END;\n' > "$tmp/bad.pdl"
+
+ctl load 7 "$tmp/double.pdl" || fail "load"
+ctl run 7 || fail "run"
+ctl send 7 1 21 || fail "send"
+wait_for "^display 7 42$"
+ctl replace 7 "$tmp/triple.pdl" || fail "replace"
+ctl send 7 1 5 || fail "send after replace"
+wait_for "^display 7 15$"
+if ctl load 7 "$tmp/double.pdl" 2> "$tmp/err"; then fail "second load of id 7 succeeded"; fi
+grep -q "already loaded" "$tmp/err" || fail "error text did not come back: $(cat "$tmp/err")"
+if ctl load 8 "$tmp/bad.pdl" 2> "$tmp/err"; then fail "bad.pdl loaded"; fi
+grep -q "bad.pdl:1:20: error: 'x' is not declared" "$tmp/err" || fail "compile error: $(cat "$tmp/err")"
+ctl unload 7 || fail "unload"
+if ctl unload 7 2>/dev/null; then fail "second unload succeeded"; fi
+ctl send 7 1 1 || fail "send to nobody is accepted (and dropped by the VM)"
+wait_for "^event drop 7 "
+echo "ok   nvmd + nvmctl over the loopback link"
