@@ -91,7 +91,7 @@ static void make_mutant(struct run *r, int i)
 	int times = 1 + fnn_rng_below(&rng, r->gp->max_mutations);
 	for (int k = 0; k < times; k++) {
 		int op = fnn_rng_below(&rng, 10);
-		if (guided && op < 5 && k == 0)
+		if (guided && op < 5)
 			fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, &rng);
 		else if (short_links && op < 2)
 			fnn_ga_mutate_ports(r->pb, &r->g[buf], &rng);

@@ -13,6 +13,9 @@
 
 #include "fnn.h"
 
+#define FNN_GA_MAXWORDS 17     /* mask words the guided mutation handles: 1088 switches */
+#define FNN_GA_GUIDED_TRIES 16 /* candidate exchanges a guided mutation compares */
+
 struct fnn_gaprob {
 	int npcs;          /* real PCs: 0 .. npcs-1 */
 	int nall;          /* real + dummy PCs */

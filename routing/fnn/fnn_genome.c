@@ -439,47 +439,96 @@ static int shared_real(const struct fnn_gaprob *pb, const struct fnn_genome *g, 
 	return c;
 }
 
+/* Disconnected pairs a PC with mask m has with the real PCs, skipping PC skip. */
+static int lonely(const struct fnn_gaprob *pb, const struct fnn_genome *g, const uint64_t *m,
+		  int self, int skip)
+{
+	int n = 0;
+	for (int p = 0; p < pb->npcs; p++) {
+		if (p == self || p == skip)
+			continue;
+		const uint64_t *mp = &g->mask[(size_t)p * pb->words];
+		int c = 0;
+		for (int w = 0; w < pb->words && !c; w++)
+			c = (m[w] & mp[w] & pb->realmask[w]) != 0;
+		n += !c;
+	}
+	return n;
+}
+
+static int disjoint(const struct fnn_gaprob *pb, const uint64_t *x, const uint64_t *y)
+{
+	for (int w = 0; w < pb->words; w++)
+		if (x[w] & y[w] & pb->realmask[w])
+			return 0;
+	return 1;
+}
+
+/* Change in disconnected pairs if slots i (PC a) and j (PC c) were exchanged. */
+static int swap_delta(const struct fnn_gaprob *pb, const struct fnn_genome *g, int i, int j)
+{
+	int a = g->occ[i], c = g->occ[j], s = pb->slot_sw[i], t = pb->slot_sw[j];
+	uint64_t ma[FNN_GA_MAXWORDS], mc[FNN_GA_MAXWORDS];
+	const uint64_t *oa = &g->mask[(size_t)a * pb->words], *oc = &g->mask[(size_t)c * pb->words];
+	memcpy(ma, oa, pb->words * sizeof(uint64_t));
+	memcpy(mc, oc, pb->words * sizeof(uint64_t));
+	ma[s / 64] ^= UINT64_C(1) << (s % 64);
+	ma[t / 64] ^= UINT64_C(1) << (t % 64);
+	mc[t / 64] ^= UINT64_C(1) << (t % 64);
+	mc[s / 64] ^= UINT64_C(1) << (s % 64);
+	int d = lonely(pb, g, ma, a, c) - lonely(pb, g, oa, a, c);
+	if (c < pb->npcs)
+		d += lonely(pb, g, mc, c, a) - lonely(pb, g, oc, c, a) + disjoint(pb, ma, mc) -
+		     disjoint(pb, oa, oc);
+	return d;
+}
+
+/*
+ * A marked PC a and a PC b it cannot reach: try moving each of a's NICs onto one of b's
+ * switches in exchange with a few PCs there, and make the exchange that leaves the
+ * fewest disconnected pairs (a small local search inside the mutation).
+ */
 int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 			 const uint16_t *bad, uint64_t *rng)
 {
 	int a = pick_pc_bad(pb, bad, rng), b = -1, seen = 0;
-	if (a < 0)
+	if (a < 0 || pb->words > FNN_GA_MAXWORDS)
 		return 0;
 	for (int pc = 0; pc < pb->npcs; pc++)
 		if (pc != a && shared_real(pb, g, a, pc) == 0 && fnn_rng_below(rng, ++seen) == 0)
 			b = pc;
 	if (b < 0)
 		return 0;
-	/* move one of a's NICs onto one of b's real switches, or b's onto one of a's */
-	if (fnn_rng_below(rng, 2)) {
+	if (fnn_rng_below(rng, 2)) { /* move a's NIC toward b, or b's toward a */
 		int t = a;
 		a = b;
 		b = t;
 	}
-	for (int tries = 0; tries < 8; tries++) {
-		int s2 = -1, n = 0;
-		for (int s = 0; s < pb->nsw; s++)
-			if (HAS(pb, g, b, s) && fnn_rng_below(rng, ++n) == 0)
+	int best_i = -1, best_j = -1, best = 0;
+	for (int q = 0; q < FNN_GA_GUIDED_TRIES; q++) {
+		int s2 = -1, s1 = -1, n = 0, m = 0;
+		for (int s = 0; s < pb->nswall; s++) {
+			if (s < pb->nsw && HAS(pb, g, b, s) && fnn_rng_below(rng, ++n) == 0)
 				s2 = s;
-		if (s2 < 0 || pb->sw_first[s2 + 1] == pb->sw_first[s2])
-			return 0;
-		int k = fnn_rng_below(rng, pb->nics[a]), s1 = -1;
-		for (int s = 0; s < pb->nswall && s1 < 0; s++)
-			if (HAS(pb, g, a, s) && k-- == 0)
+			if (HAS(pb, g, a, s) && fnn_rng_below(rng, ++m) == 0)
 				s1 = s;
+		}
+		int span = s2 < 0 ? 0 : pb->sw_first[s2 + 1] - pb->sw_first[s2];
+		if (span == 0 || s1 < 0)
+			continue;
 		int i = slot_of(pb, g, a, s1);
-		int span = pb->sw_first[s2 + 1] - pb->sw_first[s2];
-		int off = fnn_rng_below(rng, span);
-		for (int q = 0; q < span; q++) {
-			int j = pb->sw_first[s2] + (off + q) % span;
-			/* a free port is taken only by a NIC coming off a dummy switch */
-			if (g->occ[j] >= pb->npcs && s1 < pb->nsw)
-				continue;
-			if (g->occ[j] != b && try_swap(pb, g, i, j))
-				return 1;
+		int j = pb->sw_first[s2] + fnn_rng_below(rng, span), c = g->occ[j];
+		/* a free port is taken only by a NIC coming off a dummy switch */
+		if ((c >= pb->npcs && s1 < pb->nsw) || c == b || HAS(pb, g, c, s1))
+			continue;
+		int d = swap_delta(pb, g, i, j);
+		if (best_i < 0 || d < best) {
+			best_i = i;
+			best_j = j;
+			best = d;
 		}
 	}
-	return 0;
+	return best_i >= 0 && try_swap(pb, g, best_i, best_j);
 }
 
 /* Real NICs on switch s (dummy PCs not counted). */
@@ -526,8 +575,14 @@ static void force_match(const struct fnn_gaprob *pb, struct fnn_genome *c, int x
 			int i = slot_of(pb, c, x, t);
 			int span = pb->sw_first[s + 1] - pb->sw_first[s];
 			int off = span ? fnn_rng_below(rng, span) : 0;
-			for (int q = 0; q < span && !done; q++)
-				done = try_swap(pb, c, i, pb->sw_first[s] + (off + q) % span);
+			for (int q = 0; q < span && !done; q++) {
+				int j = pb->sw_first[s] + (off + q) % span;
+				/* keep the NICs per real switch: a free port only takes a NIC
+				 * coming off a dummy switch */
+				if (c->occ[j] >= pb->npcs && t < pb->nsw)
+					continue;
+				done = try_swap(pb, c, i, j);
+			}
 		}
 	}
 }
