@@ -10,4 +10,16 @@ if sctp_usable; then
 	echo "self,vader,sctp np=4: same answers"
 fi
 compare_btls 8 ./btl_p2p $((256 << 10))
+# the encapsulation port range: both ranks' cards carry a UDP port inside it
+if sctp_usable; then
+	base=$((20000 + RANDOM % 20000))
+	out=$(run_btl sctp 2 --mca btl_sctp_udp_port_min $base --mca btl_sctp_udp_port_range 50 \
+		--mca btl_base_verbose 10 ./btl_p2p 65536) || { echo "$out"; die "udp port range run failed"; }
+	ports=$(echo "$out" | sed -n 's/.*btl sctp: bound .*card "sctpt1 \([0-9]*\) .*/\1/p')
+	[ "$(echo "$ports" | wc -w)" -eq 2 ] || { echo "$out"; die "port range: no cards in the verbose output"; }
+	for p in $ports; do
+		[ "$p" -ge $base ] && [ "$p" -lt $((base + 50)) ] || die "port range: UDP port $p outside [$base, $((base + 49))]"
+	done
+	echo "udp_port_min=$base udp_port_range=50: ports" $ports
+fi
 finish
