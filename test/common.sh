@@ -24,13 +24,15 @@ need_netns() {
 	ip netns del "${NS_PREFIX}probe"
 }
 
-# ns_add NAME: creates namespace $NS_PREFIX-NAME with loopback up; echoes its full name.
+# ns_name NAME: the full name of this test's namespace NAME.
+ns_name() { echo "${NS_PREFIX}-$1"; }
+# ns_add NAME: creates namespace $(ns_name NAME) with loopback up. Call it directly, not in
+# $(...): the list of namespaces to delete lives in this shell.
 ns_add() {
 	local ns="${NS_PREFIX}-$1"
 	ip netns add "$ns" || die "ip netns add $ns"
 	_ns_made+=("$ns")
 	ip -n "$ns" link set lo up
-	echo "$ns"
 }
 
 # ns_link NS_A IF_A ADDR_A NS_B IF_B ADDR_B: a veth pair between two namespaces (addresses CIDR).

@@ -127,6 +127,14 @@ struct sctpt_peer_stats {
 	struct sctpt_path_stats paths[SCTPT_MAX_ADDRS * SCTPT_MAX_ADDRS];
 	uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv;
 	uint64_t held_for_order;    /* messages that completed early and waited for their turn */
+	uint32_t held_now;          /* complete messages waiting for an earlier one */
+	uint32_t reassembling;      /* streams with a message partly received */
+	uint64_t sctp_msgs_in;      /* SCTP messages (fragments) read from the socket */
+	/* SCTP's view of our outgoing association (SCTP_STATUS), 0 before it exists */
+	int32_t sctp_state;
+	uint32_t sctp_rwnd, sctp_unacked, sctp_pending, sctp_rto_ms, sctp_cwnd;
+	/* ... and of the peer's association (the one we receive on) */
+	uint32_t sctp_in_rwnd, sctp_in_unacked, sctp_in_pending;
 	uint64_t stream_msgs_sent[SCTPT_MAX_STREAMS];
 };
 

@@ -571,6 +571,7 @@ static void complete(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sct
 		     uint16_t stream, const uint8_t *data, struct sctpt_rxmsg *r)
 {
 	size_t len = (size_t)h->msg_len;
+	const uint32_t context = h->context; /* h may live in r, which is freed below */
 	if (h->flags & SCTPT_F_UNORDERED) {
 		deliver_now(ep, p, h, stream, data, len, r ? r->cookie : NULL);
 		if (r)
@@ -615,7 +616,7 @@ static void complete(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sct
 		rxmsg_free(r);
 	/* the callback may have added contexts: look the context up again */
 	for (;;) {
-		oc = sctpt_order_get(&p->order, h->context);
+		oc = sctpt_order_get(&p->order, context);
 		struct sctpt_order_item *it = oc ? sctpt_order_advance(oc) : NULL;
 		if (!it)
 			break;
@@ -716,6 +717,8 @@ static void end_message(struct sctpt_ep *ep)
 	struct sctpt_rxcur *c = &ep->cur;
 	struct sctpt_peer *p = c->peer;
 	c->active = 0;
+	if (p)
+		p->sctp_msgs_in++;
 	if (c->discard || (p && p->state == SCTPT_PEER_FAILED))
 		return;
 	if (sctpt_hdr_check_payload(&c->hdr, c->got) != 0) {
@@ -863,7 +866,7 @@ static void report_paths(struct sctpt_ep *ep)
 			}
 		}
 		int cur = atomic_load(&p->sel_out.cur);
-		if (cur != p->primary_reported) {
+		if (cur != p->primary_reported && atomic_load(&p->paths[cur]->up)) {
 			p->primary_reported = cur;
 			sctpt_on_path(ep, p->paths[cur], SCTPT_EV_PATH_PRIMARY);
 		}
@@ -951,6 +954,12 @@ int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_sta
 	st->msgs_recv = p->msgs_recv;
 	st->bytes_recv = p->bytes_recv;
 	st->held_for_order = p->held_for_order;
+	st->sctp_msgs_in = p->sctp_msgs_in;
+	for (uint32_t i = 0; i < p->order.cap; i++)
+		if (p->order.slots[i].used)
+			st->held_now += p->order.slots[i].nheld;
+	for (uint16_t s = 0; s < ep->cfg.streams; s++)
+		st->reassembling += p->rx[s] != NULL;
 	for (uint16_t s = 0; s < ep->cfg.streams; s++)
 		st->stream_msgs_sent[s] = p->stream_msgs_sent[s];
 	int rc = sctpt_sock_peer_stats(ep, p, st);

@@ -96,7 +96,7 @@ struct sctpt_peer {
 	uint16_t rr_next;          /* round-robin cursor over streams */
 	struct sctpt_rxmsg **rx;   /* per stream: message being reassembled */
 	struct sctpt_order order;
-	uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, held_for_order;
+	uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, held_for_order, sctp_msgs_in;
 	uint64_t *stream_msgs_sent;
 };
 

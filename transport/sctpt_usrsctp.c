@@ -361,6 +361,9 @@ int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 		return sctpt_err(-EHOSTUNREACH, "peer %s: no business card, cannot connect to it",
 				 p->card);
 	register_peer(p);
+	/* start on the path the peer was last heard on, if it has talked to us */
+	if (p->assoc_in)
+		atomic_store(&p->sel_out.cur, atomic_load(&p->mirror.cur));
 	memset(&sc, 0, sizeof(sc));
 	sc.sconn_family = AF_CONN;
 	sc.sconn_port = htons(p->info.sctp_port);
@@ -602,12 +605,14 @@ static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
 	}
 }
 
-/* Every heartbeat interval, each path of a peer we talk to gets a probe; a path whose probes
- * go unanswered path_max_retrans times is down. The preferred path (the first) is taken back
- * once it answers again. */
+/* Five times per heartbeat interval, each path of a peer we talk to gets a probe; a path
+ * whose probes go unanswered path_max_retrans times in a row is down. The preferred path
+ * (the first) is taken back once it answers again. */
 static void probe_paths(struct sctpt_ep *ep, uint64_t now)
 {
-	const uint64_t iv = (uint64_t)ep->cfg.hb_interval_ms;
+	uint64_t iv = (uint64_t)ep->cfg.hb_interval_ms / 5;
+	if (iv < 20)
+		iv = 20;
 	for (int i = 0; i < ep->npeers; i++) {
 		struct sctpt_peer *p = ep->peers[i];
 		if (!p->registered || p->npaths < 2 || p->state == SCTPT_PEER_FAILED)
@@ -683,8 +688,30 @@ int sctpt_sock_wait(struct sctpt_ep *ep, int timeout_ms)
 	return poll(pfd, (nfds_t)ep->nudp, t);
 }
 
+static int assoc_status(struct socket *so, uint32_t id, struct sctp_status *ss)
+{
+	socklen_t l = sizeof(*ss);
+	memset(ss, 0, sizeof(*ss));
+	ss->sstat_assoc_id = (sctp_assoc_t)id;
+	return id ? usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, ss, &l) : -1;
+}
+
 int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st)
 {
+	struct sctp_status ss;
+	if (assoc_status(ep->s_send, p->assoc_out, &ss) == 0) {
+		st->sctp_state = ss.sstat_state;
+		st->sctp_rwnd = ss.sstat_rwnd;
+		st->sctp_unacked = ss.sstat_unackdata;
+		st->sctp_pending = ss.sstat_penddata;
+		st->sctp_rto_ms = ss.sstat_primary.spinfo_rto;
+		st->sctp_cwnd = ss.sstat_primary.spinfo_cwnd;
+	}
+	if (assoc_status(ep->s_recv, p->assoc_in, &ss) == 0) {
+		st->sctp_in_rwnd = ss.sstat_rwnd;
+		st->sctp_in_unacked = ss.sstat_unackdata;
+		st->sctp_in_pending = ss.sstat_penddata;
+	}
 	st->npaths = p->npaths;
 	for (int i = 0; i < p->npaths; i++) {
 		struct sctpt_path *path = p->paths[i];
