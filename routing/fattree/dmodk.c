@@ -22,20 +22,35 @@ static void route_switch(void *ctx, int s)
 	const struct kctx *k = ctx;
 	const struct ft_pgft *pg = &k->t->pgft;
 	int l = k->t->sw_level[s];
-	long idx = k->t->sw_index[s];
+	long idx = k->t->sw_index[s], n = k->t->nnodes;
 	long prefix = idx / k->W[l];                /* digits a_h..a_{l+1} */
-	uint8_t *row = k->r->lft + (size_t)s * k->t->nnodes;
+	long lo = prefix * k->M[l], hi = lo + k->M[l];  /* nodes below this switch */
+	uint8_t *row = k->r->lft + (size_t)s * n;
 	int down = pg->m[l] * pg->p[l];
 	long upw = l < pg->h ? (long)pg->w[l + 1] * pg->p[l + 1] : 1;
-	for (long d = 0; d < k->t->nnodes; d++) {
-		long q = d / k->W[l];
-		if (d / k->M[l] == prefix) {
-			int a = (int)((d / k->M[l - 1]) % pg->m[l]);
-			int j = (int)(q % pg->p[l]);
-			row[d] = (uint8_t)(1 + j * pg->m[l] + a);
-		} else {
-			row[d] = (uint8_t)(1 + down + q % upw);
+	/* the up port only changes with q = floor(d / W_l): fill runs of W_l nodes */
+	if (k->W[l] == 1) {
+		for (long d = 0, q = 0; d < n; d++) {
+			row[d] = (uint8_t)(1 + down + q);
+			if (++q == upw)
+				q = 0;
 		}
+	} else {
+		for (long d = 0; d < n; d += k->W[l]) {
+			long e = d + k->W[l] < n ? d + k->W[l] : n;
+			memset(row + d, 1 + down + (int)((d / k->W[l]) % upw), (size_t)(e - d));
+		}
+	}
+	/* below: child a_l changes every M_{l-1} nodes, parallel cable j every W_l */
+	for (long d = lo; d < hi && d < n;) {
+		int a = (int)((d / k->M[l - 1]) % pg->m[l]);
+		int j = (int)((d / k->W[l]) % pg->p[l]);
+		long run = k->M[l - 1] - d % k->M[l - 1], r2 = k->W[l] - d % k->W[l];
+		run = r2 < run ? r2 : run;
+		run = hi - d < run ? hi - d : run;
+		run = n - d < run ? n - d : run;
+		memset(row + d, 1 + j * pg->m[l] + a, (size_t)run);
+		d += run;
 	}
 }
 
