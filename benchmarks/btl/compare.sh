@@ -4,7 +4,9 @@
 # their ratio) and draws every test into one PNG with gnuplot.
 #
 # Quick by default (a couple of minutes on 2 cores); FULL=1 for larger sizes and more
-# iterations. NP_COLL ranks for allreduce (default 4). Everything runs on loopback (lo);
+# iterations. NP_COLL ranks for allreduce (default 4). Each test runs REPS times (default 3),
+# alternating sctp and tcp so both see the same machine, and the best value per size is kept
+# (shared machines: the best run is the one nobody else disturbed). Everything runs on loopback (lo);
 # set IFACE=eth0 (or a CIDR network) to use real interfaces, and HOSTS=a,b to use two hosts
 # (both need the same build tree path).
 set -u
@@ -43,20 +45,28 @@ else
 fi
 args_bibw=$args_bw
 
-# run TEST BTL: one benchmark run; its "size value" lines go to $out/TEST.BTL.dat
+# run TEST BTL REP: one benchmark run; its "size value" lines go to $out/TEST.BTL.REP.dat
 run() {
-	local t=$1 btl=$2 np=2 args
+	local t=$1 btl=$2 rep=$3 np=2 args
 	[ "$t" = allreduce ] && np=$np_coll
 	eval "args=\$args_$t"
 	# shellcheck disable=SC2086
 	if ! timeout -k 5 300 "$mpirun" "${opts[@]}" --mca btl "self,$btl" -np "$np" \
-		"$bench/bench_$t" $args >"$out/$t.$btl.log" 2>&1; then
-		echo "compare.sh: bench_$t over btl $btl failed (see $out/$t.$btl.log):" >&2
-		tail -n 5 "$out/$t.$btl.log" >&2
-		: >"$out/$t.$btl.dat"
+		"$bench/bench_$t" $args >"$out/$t.$btl.$rep.log" 2>&1; then
+		echo "compare.sh: bench_$t over btl $btl failed (see $out/$t.$btl.$rep.log):" >&2
+		tail -n 5 "$out/$t.$btl.$rep.log" >&2
+		: >"$out/$t.$btl.$rep.dat"
 		return 1
 	fi
-	grep -E '^[0-9]+ ' "$out/$t.$btl.log" >"$out/$t.$btl.dat"
+	grep -E '^[0-9]+ ' "$out/$t.$btl.$rep.log" >"$out/$t.$btl.$rep.dat"
+}
+
+# best TEST BTL lower|higher: the best value per size over the repetitions -> TEST.BTL.dat
+best() {
+	cat "$out/$1.$2".*.dat | awk -v low=$([ "$3" = lower ] && echo 1 || echo 0) '
+		!($1 in v) { order[n++] = $1; v[$1] = $2; next }
+		low && $2 < v[$1] { v[$1] = $2 } !low && $2 > v[$1] { v[$1] = $2 }
+		END { for (i = 0; i < n; i++) print order[i], v[order[i]] }' >"$out/$1.$2.dat"
 }
 
 # table TEST UNIT BETTER: sctp and tcp side by side; BETTER is "lower" or "higher"
@@ -75,16 +85,22 @@ table() {
 }
 
 status=0
-tests="latency bw bibw msgrate allreduce"
-for t in $tests; do
-	for btl in sctp tcp; do
-		echo "== bench_$t over btl $btl" >&2
-		run "$t" "$btl" || status=1
+reps=${REPS:-3}
+rm -f "$out"/*.dat
+for t in latency bw bibw msgrate allreduce; do
+	for rep in $(seq 1 "$reps"); do
+		for btl in sctp tcp; do
+			echo "== bench_$t over btl $btl ($rep/$reps)" >&2
+			run "$t" "$btl" "$rep" || status=1
+		done
 	done
+	case $t in latency | allreduce) better=lower ;; *) better=higher ;; esac
+	best "$t" sctp $better
+	best "$t" tcp $better
 done
 
 {
-	echo "btl sctp vs btl tcp, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "btl sctp vs btl tcp, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), best of $reps runs"
 	table latency "one-way us" lower
 	table bw "MB/s" higher
 	table bibw "MB/s" higher
