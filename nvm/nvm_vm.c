@@ -1,5 +1,6 @@
-/* nvm_vm.c - the VM: loader and arenas, trigger dispatch, the special
- * instructions' region-checked helpers, segments, display and events. */
+/* nvm_vm.c - the VM: creation, activations and trigger dispatch, the message queue
+ * and host inbox, link input, and the locked public API (segments, display, events).
+ * The loader is nvm_loader.c; the special instructions are nvm_ops.c. */
 #include "nvm_vm_impl.h"
 #include "nvm_proto.h"
 #include "nvm_verify.h"
@@ -50,25 +51,7 @@ void nvm_vm_event(struct nvm_vm *vm, int kind, uint32_t prog, int code, uint32_t
 	va_end(ap);
 }
 
-int64_t nvm_op_clock(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static struct nvm_prog *find_prog(struct nvm_vm *vm, uint32_t id)
+struct nvm_prog *nvm_vm_find_prog(struct nvm_vm *vm, uint32_t id)
 {
 	for (unsigned i = 0; i < vm->nprogs; i++)
 		if (vm->progs[i].id == id)
@@ -126,19 +109,12 @@ struct nvm_vm *nvm_vm_new(const struct nvm_vm_config *cfg)
 	return vm;
 }
 
-static void prog_release(struct nvm_prog *p)
-{
-	nvm_module_free(p->mod);
-	free(p->slots);
-	memset(p, 0, sizeof(*p));
-}
-
 void nvm_vm_free(struct nvm_vm *vm)
 {
 	if (!vm)
 		return;
 	for (unsigned i = 0; i < vm->nprogs; i++)
-		prog_release(&vm->progs[i]);
+		nvm_prog_release(&vm->progs[i]);
 	for (unsigned i = 0; i < NVM_SEGS_MAX; i++)
 		nvm_seg_put(vm->segs[i]);
 	pthread_mutex_destroy(&vm->lock);
@@ -152,157 +128,6 @@ void nvm_vm_free(struct nvm_vm *vm)
 	free(vm->pkt);
 	free(vm->amap);
 	free(vm);
-}
-
-/* ---- loader: programs sit side by side in the arenas, in progs[] order ---- */
-
-/* Place p's code and data at the end of the arenas. */
-static int place(struct nvm_vm *vm, struct nvm_prog *p, const struct nvm_module *m)
-{
-	if (vm->cfg.code_bytes - vm->code_used < m->code_len ||
-	    vm->cfg.data_words - vm->data_used < m->data_words)
-		return -ENOSPC;
-	p->slots = malloc((m->nvars + 1) * sizeof(*p->slots));
-	p->mod = nvm_module_dup(m);
-	if (!p->slots || !p->mod) {
-		free(p->slots);
-		nvm_module_free(p->mod);
-		p->slots = NULL;
-		p->mod = NULL;
-		return -ENOMEM;
-	}
-	for (unsigned i = 0; i < m->nvars; i++)
-		p->slots[i] = (struct nvm_slot){ m->vars[i].off, m->vars[i].len };
-	p->code_off = vm->code_used;
-	p->code_len = m->code_len;
-	p->data_off = vm->data_used;
-	p->data_words = m->data_words;
-	memcpy(vm->code + p->code_off, m->code, m->code_len);
-	memset(vm->data + p->data_off, 0, m->data_words * sizeof(int64_t));
-	vm->code_used += m->code_len;
-	vm->data_used += m->data_words;
-	return 0;
-}
-
-/* Remove progs[i]'s code and data from the arenas and relocate the programs
- * after it: code is position-independent and data is addressed from the
- * program's base, so moving them is a memmove and two offsets. */
-static void evict(struct nvm_vm *vm, unsigned i)
-{
-	struct nvm_prog *p = &vm->progs[i];
-	uint32_t ce = p->code_off + p->code_len, de = p->data_off + p->data_words;
-	memmove(vm->code + p->code_off, vm->code + ce, vm->code_used - ce);
-	memmove(vm->data + p->data_off, vm->data + de, (vm->data_used - de) * sizeof(int64_t));
-	vm->code_used -= p->code_len;
-	vm->data_used -= p->data_words;
-	for (unsigned j = i + 1; j < vm->nprogs; j++) {
-		vm->progs[j].code_off -= p->code_len;
-		vm->progs[j].data_off -= p->data_words;
-	}
-}
-
-static void remove_prog(struct nvm_vm *vm, unsigned i)
-{
-	evict(vm, i);
-	prog_release(&vm->progs[i]);
-	memmove(&vm->progs[i], &vm->progs[i + 1], (vm->nprogs - i - 1) * sizeof(vm->progs[0]));
-	vm->nprogs--;
-	memset(&vm->progs[vm->nprogs], 0, sizeof(vm->progs[0]));
-}
-
-int nvm_vm_load_l(struct nvm_vm *vm, uint32_t id, const struct nvm_module *m, char *err,
-		  size_t errlen)
-{
-	int rc = nvm_verify(m, err, errlen);
-	if (rc)
-		return rc;
-	if (id == NVM_HOST_PROG || find_prog(vm, id)) {
-		seterr(err, errlen, "program id %u %s", id,
-			 id ? "already loaded" : "is reserved for the host");
-		return -EEXIST;
-	}
-	if (vm->nprogs == NVM_PROGS_MAX) {
-		seterr(err, errlen, "too many programs");
-		return -ENOSPC;
-	}
-	struct nvm_prog *p = &vm->progs[vm->nprogs];
-	rc = place(vm, p, m);
-	if (rc) {
-		seterr(err, errlen, "program %s does not fit: %s",
-			 m->name, strerror(-rc));
-		return rc;
-	}
-	p->id = id;
-	p->state = NVM_ST_LOADED;
-	p->cont_pc = NVM_NO_PC;
-	vm->nprogs++;
-	return 0;
-}
-
-int nvm_vm_unload_l(struct nvm_vm *vm, uint32_t id)
-{
-	struct nvm_prog *p = find_prog(vm, id);
-	if (!p)
-		return -ENOENT;
-	remove_prog(vm, (unsigned)(p - vm->progs));
-	return 0;
-}
-
-static int same_layout(const struct nvm_module *a, const struct nvm_module *b)
-{
-	if (a->data_words != b->data_words || a->nvars != b->nvars)
-		return 0;
-	for (unsigned i = 0; i < a->nvars; i++)
-		if (a->vars[i].off != b->vars[i].off || a->vars[i].len != b->vars[i].len ||
-		    strcasecmp(a->vars[i].name, b->vars[i].name) != 0)
-			return 0;
-	return 1;
-}
-
-int nvm_vm_replace_l(struct nvm_vm *vm, uint32_t id, const struct nvm_module *m, char *err,
-		     size_t errlen)
-{
-	struct nvm_prog *p = find_prog(vm, id);
-	if (!p)
-		return -ENOENT;
-	int rc = nvm_verify(m, err, errlen);
-	if (rc)
-		return rc;
-	unsigned i = (unsigned)(p - vm->progs);
-	int keep = same_layout(p->mod, m);
-	int64_t *saved = NULL;
-	if (keep && m->data_words) {
-		saved = malloc(m->data_words * sizeof(int64_t));
-		if (!saved)
-			return -ENOMEM;
-		memcpy(saved, vm->data + p->data_off, m->data_words * sizeof(int64_t));
-	}
-	struct nvm_prog old = *p;
-	/* Move the program record to the end, the arenas' order, and place anew. */
-	evict(vm, i);
-	memmove(&vm->progs[i], &vm->progs[i + 1], (vm->nprogs - i - 1) * sizeof(vm->progs[0]));
-	p = &vm->progs[vm->nprogs - 1];
-	*p = old;
-	p->mod = NULL;
-	p->slots = NULL;
-	rc = place(vm, p, m);
-	if (rc == 0) {
-		if (saved)
-			memcpy(vm->data + p->data_off, saved, m->data_words * sizeof(int64_t));
-		nvm_module_free(old.mod);
-		free(old.slots);
-		p->cont_pc = NVM_NO_PC;
-	} else {
-		/* The old program's bytes are gone from the arena; it cannot stay. */
-		nvm_module_free(old.mod);
-		free(old.slots);
-		memset(p, 0, sizeof(*p));
-		vm->nprogs--;
-		snprintf(err ? err : (char[1]){0}, err ? errlen : 1,
-			 "replacement does not fit (%s); program %u unloaded", strerror(-rc), id);
-	}
-	free(saved);
-	return rc;
 }
 
 /* ---- activations ---- */
@@ -342,7 +167,7 @@ static int activate(struct nvm_vm *vm, struct nvm_prog *p, uint32_t pc, const st
 		nvm_vm_event(vm, NVM_EV_FAULT, id, x->fault, x->pc,
 			     "program %u (%s) unloaded: %s at pc %u", id, p->mod->name,
 			     nvm_fault_str(x->fault), x->pc);
-		remove_prog(vm, (unsigned)(p - vm->progs));
+		nvm_vm_remove_prog(vm, (unsigned)(p - vm->progs));
 		return -EFAULT;
 	}
 	}
@@ -350,7 +175,7 @@ static int activate(struct nvm_vm *vm, struct nvm_prog *p, uint32_t pc, const st
 
 int nvm_vm_run_l(struct nvm_vm *vm, uint32_t id)
 {
-	struct nvm_prog *p = find_prog(vm, id);
+	struct nvm_prog *p = nvm_vm_find_prog(vm, id);
 	if (!p)
 		return -ENOENT;
 	if (p->state != NVM_ST_LOADED)
@@ -364,7 +189,7 @@ int nvm_vm_run_l(struct nvm_vm *vm, uint32_t id)
 
 static int dispatch_msg(struct nvm_vm *vm, const struct nvm_msg *msg)
 {
-	struct nvm_prog *p = find_prog(vm, msg->dst_prog);
+	struct nvm_prog *p = nvm_vm_find_prog(vm, msg->dst_prog);
 	int declared;
 	if (!p || p->state != NVM_ST_WAITING) {
 		nvm_vm_event(vm, NVM_EV_DROP, msg->dst_prog, 0, 0,
@@ -382,7 +207,7 @@ static int dispatch_msg(struct nvm_vm *vm, const struct nvm_msg *msg)
 	return activate(vm, p, pc, msg);
 }
 
-static struct nvm_msg *enqueue(struct nvm_vm *vm)
+struct nvm_msg *nvm_vm_enqueue(struct nvm_vm *vm)
 {
 	if (vm->qcount == vm->cfg.queue_len)
 		return NULL;
@@ -407,7 +232,7 @@ static void drain_inbox(struct nvm_vm *vm)
 		return;
 	pthread_mutex_lock(&vm->inbox_lock);
 	while (vm->icount && vm->qcount < vm->cfg.queue_len) {
-		struct nvm_msg *src = &vm->inbox[vm->ihead], *q = enqueue(vm);
+		struct nvm_msg *src = &vm->inbox[vm->ihead], *q = nvm_vm_enqueue(vm);
 		memcpy(q, src, offsetof(struct nvm_msg, data) + src->len);
 		vm->ihead = (vm->ihead + 1) % vm->cfg.queue_len;
 		vm->icount--;
@@ -420,7 +245,7 @@ int nvm_vm_post_l(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf
 {
 	if (len > NVM_MSG_MAX)
 		return -EMSGSIZE;
-	struct nvm_msg *q = enqueue(vm);
+	struct nvm_msg *q = nvm_vm_enqueue(vm);
 	if (!q)
 		return -EAGAIN;
 	fill_host_msg(q, id, trig, buf, len);
@@ -442,7 +267,7 @@ void nvm_vm_input(struct nvm_vm *vm, const uint8_t *pkt, size_t len, const struc
 		nvm_vm_event(vm, NVM_EV_DROP, h.dst_prog, 0, 0, "oversized message dropped");
 		return;
 	}
-	struct nvm_msg *q = enqueue(vm);
+	struct nvm_msg *q = nvm_vm_enqueue(vm);
 	if (!q) {
 		nvm_vm_event(vm, NVM_EV_DROP, h.dst_prog, 0, 0,
 			     "queue full: message for trigger %u dropped", h.dst_trig);
@@ -483,244 +308,6 @@ int nvm_vm_progress(struct nvm_vm *vm, unsigned max)
 	}
 	pthread_mutex_unlock(&vm->lock);
 	return n;
-}
-
-/* ---- special instructions ---- */
-
-struct region {
-	uint8_t *base;
-	uint64_t len;
-	unsigned rights;
-};
-
-static int region_at(const struct region *r, int64_t off, int64_t n, unsigned right, uint8_t **out)
-{
-	if (!(r->rights & right))
-		return NVM_F_RIGHTS;
-	if (n < 0)
-		return NVM_F_LEN;
-	if (off < 0 || (uint64_t)off > r->len || (uint64_t)n > r->len - (uint64_t)off)
-		return NVM_F_REGION;
-	*out = r->base + off;
-	return 0;
-}
-
-static struct region data_region(const struct nvm_exec *x)
-{
-	return (struct region){ (uint8_t *)x->data, (uint64_t)x->data_words * 8,
-				NVM_SEG_R | NVM_SEG_W };
-}
-
-static int seg_region(struct nvm_exec *x, int64_t seg, struct region *r, struct nvm_seg **out)
-{
-	struct nvm_seg *s = NULL;
-	for (unsigned i = 0; i < NVM_SEGS_MAX && !s; i++)
-		if (x->vm->segs[i] && (int64_t)x->vm->segs[i]->id == seg)
-			s = x->vm->segs[i];
-	if (!s)
-		return NVM_F_SEG;
-	*r = (struct region){ s->base, s->len, s->rights };
-	if (out)
-		*out = s;
-	return 0;
-}
-
-static int transmit(struct nvm_exec *x, int remote, const struct nvm_link_addr *to,
-		    uint32_t dst, uint16_t trig, const uint8_t *src, size_t n)
-{
-	struct nvm_vm *vm = x->vm;
-	if (!remote) {
-		struct nvm_msg *q = enqueue(vm);
-		if (!q) {
-			nvm_vm_event(vm, NVM_EV_DROP, x->prog->id, 0, x->pc,
-				     "queue full: local send to %u/%u dropped", dst, trig);
-			return 0;
-		}
-		*q = (struct nvm_msg){ .dst_prog = dst, .trig = trig, .src_prog = x->prog->id,
-				       .len = (uint32_t)n };
-		memcpy(q->data, src, n);
-		return 0;
-	}
-	struct nvm_hdr h = { NVM_K_MSG, dst, trig, x->prog->id };
-	nvm_hdr_put(vm->pkt, &h);
-	memcpy(vm->pkt + NVM_HDR_LEN, src, n);
-	int rc = nvm_link_send(vm->cfg.link, to, vm->pkt, NVM_HDR_LEN + n);
-	if (rc)
-		nvm_vm_event(vm, NVM_EV_SENDERR, x->prog->id, rc, x->pc,
-			     "send to %u/%u failed: %s", dst, trig, strerror(-rc));
-	return 0;
-}
-
-/* Where does AT address adr of this program go?  0 = local, 1 = link (*to), -1 = nowhere. */
-static int route(struct nvm_exec *x, unsigned adr, struct nvm_link_addr *to)
-{
-	struct nvm_vm *vm = x->vm;
-	if (adr == NVM_ADDR_LOCAL)
-		return 0;
-	const struct nvm_addr *a = &x->prog->mod->addrs[adr];
-	for (unsigned i = 0; i < vm->namap; i++)
-		if (vm->amap[i].pdl.len == a->len && memcmp(vm->amap[i].pdl.b, a->b, a->len) == 0) {
-			*to = vm->amap[i].to;
-			if (vm->cfg.link && nvm_link_addr_eq(to, &vm->cfg.link->self))
-				return 0;
-			return vm->cfg.link ? 1 : -1;
-		}
-	if (vm->cfg.link && a->len == vm->cfg.link->self.len &&
-	    memcmp(a->b, vm->cfg.link->self.b, a->len) == 0)
-		return 0;
-	return -1;
-}
-
-int nvm_op_send(struct nvm_exec *x, int64_t p, int64_t n, int64_t trig, int64_t prog, unsigned adr)
-{
-	struct region r = data_region(x);
-	uint8_t *src;
-	if (n > NVM_MSG_MAX)
-		return NVM_F_LEN;
-	int f = region_at(&r, p, n, NVM_SEG_R, &src);
-	if (f)
-		return f;
-	if (trig < 0 || trig > 0xffff || prog < 0 || prog > 0xffffffffLL)
-		return NVM_F_MSG;
-	struct nvm_link_addr to;
-	int where = route(x, adr, &to);
-	if (where < 0) {
-		nvm_vm_event(x->vm, NVM_EV_SENDERR, x->prog->id, -EHOSTUNREACH, x->pc,
-			     "SEND to %lld/%lld: AT address %u not mapped", (long long)prog,
-			     (long long)trig, adr);
-		return 0;
-	}
-	return transmit(x, where, &to, (uint32_t)prog, (uint16_t)trig, src, (size_t)n);
-}
-
-int nvm_op_reply(struct nvm_exec *x, int64_t p, int64_t n, int64_t trig)
-{
-	struct region r = data_region(x);
-	uint8_t *src;
-	if (!x->msg || trig < 0 || trig > 0xffff)
-		return NVM_F_MSG;
-	if (n > NVM_MSG_MAX)
-		return NVM_F_LEN;
-	int f = region_at(&r, p, n, NVM_SEG_R, &src);
-	if (f)
-		return f;
-	if (!x->msg->remote && x->msg->src_prog == NVM_HOST_PROG) {
-		nvm_vm_event(x->vm, NVM_EV_SENDERR, x->prog->id, -ENOTSUP, x->pc,
-			     "REPLY to the host: the host has no inbox, use DELIVER and FLAG");
-		return 0;
-	}
-	if (x->msg->remote && !x->vm->cfg.link)
-		return NVM_F_MSG;
-	return transmit(x, x->msg->remote, &x->msg->from, x->msg->src_prog, (uint16_t)trig, src,
-			(size_t)n);
-}
-
-int nvm_op_deliver(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int64_t n)
-{
-	struct region d = data_region(x), s;
-	uint8_t *src, *dst;
-	int f = seg_region(x, seg, &s, NULL);
-	if (!f)
-		f = region_at(&d, p, n, NVM_SEG_R, &src);
-	if (!f)
-		f = region_at(&s, off, n, NVM_SEG_W, &dst);
-	if (!f)
-		memmove(dst, src, (size_t)n);
-	return f;
-}
-
-int nvm_op_get(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int64_t n)
-{
-	struct region d = data_region(x), s;
-	uint8_t *src, *dst;
-	int f = seg_region(x, seg, &s, NULL);
-	if (!f)
-		f = region_at(&s, off, n, NVM_SEG_R, &src);
-	if (!f)
-		f = region_at(&d, p, n, NVM_SEG_W, &dst);
-	if (!f)
-		memmove(dst, src, (size_t)n);
-	return f;
-}
-
-int nvm_op_getmsg(struct nvm_exec *x, int64_t p, int64_t off, int64_t n)
-{
-	if (!x->msg)
-		return NVM_F_MSG;
-	struct region d = data_region(x);
-	struct region m = { (uint8_t *)x->msg->data, x->msg->len, NVM_SEG_R };
-	uint8_t *src, *dst;
-	int f = region_at(&m, off, n, NVM_SEG_R, &src);
-	if (!f)
-		f = region_at(&d, p, n, NVM_SEG_W, &dst);
-	if (!f)
-		memmove(dst, src, (size_t)n);
-	return f;
-}
-
-int nvm_op_msgw(struct nvm_exec *x, int64_t i, int64_t *out)
-{
-	if (!x->msg)
-		return NVM_F_MSG;
-	if (i < 0 || (uint64_t)i >= x->msg->len / 8)
-		return NVM_F_REGION;
-	memcpy(out, x->msg->data + i * 8, 8);
-	return 0;
-}
-
-int64_t nvm_op_msglen(struct nvm_exec *x)
-{
-	return x->msg ? x->msg->len : 0;
-}
-
-int64_t nvm_op_sender(struct nvm_exec *x)
-{
-	return x->msg ? x->msg->src_prog : NVM_HOST_PROG;
-}
-
-int64_t nvm_op_self(struct nvm_exec *x)
-{
-	return x->prog->id;
-}
-
-void nvm_op_display(struct nvm_exec *x, int64_t v)
-{
-	struct nvm_vm *vm = x->vm;
-	if (vm->dcount == vm->cfg.display_len)
-		return; /* full: the host reads too slowly; newest values are lost */
-	unsigned i = (vm->dhead + vm->dcount++) % vm->cfg.display_len;
-	vm->disp_val[i] = v;
-	vm->disp_prog[i] = x->prog->id;
-}
-
-int nvm_op_flag(struct nvm_exec *x, int64_t seg)
-{
-	struct region r;
-	struct nvm_seg *s;
-	int f = seg_region(x, seg, &r, &s);
-	if (!f)
-		nvm_seg_set_flag(s);
-	return f;
-}
-
-int nvm_op_unlock(struct nvm_exec *x, int64_t seg)
-{
-	struct region r;
-	struct nvm_seg *s;
-	int f = seg_region(x, seg, &r, &s);
-	if (!f)
-		nvm_seg_unlock(s);
-	return f;
-}
-
-int nvm_op_locked(struct nvm_exec *x, int64_t seg, int64_t *out)
-{
-	struct region r;
-	struct nvm_seg *s;
-	int f = seg_region(x, seg, &r, &s);
-	if (!f)
-		*out = nvm_seg_locked(s);
-	return f;
 }
 
 /* ---- public, locked wrappers ---- */
@@ -916,7 +503,7 @@ int nvm_vm_prog_stats(struct nvm_vm *vm, uint32_t id, struct nvm_prog_stats *st)
 {
 	int rc = -ENOENT;
 	pthread_mutex_lock(&vm->lock);
-	struct nvm_prog *p = find_prog(vm, id);
+	struct nvm_prog *p = nvm_vm_find_prog(vm, id);
 	if (p) {
 		*st = (struct nvm_prog_stats){ p->state, p->activations, p->instructions,
 					       p->code_off, p->code_len, p->data_off, p->data_words };
@@ -932,7 +519,7 @@ int nvm_vm_peek(struct nvm_vm *vm, uint32_t id, const char *var, uint32_t idx, i
 {
 	int rc = -ENOENT;
 	pthread_mutex_lock(&vm->lock);
-	struct nvm_prog *p = find_prog(vm, id);
+	struct nvm_prog *p = nvm_vm_find_prog(vm, id);
 	for (unsigned i = 0; p && i < p->mod->nvars; i++) {
 		const struct nvm_var *v = &p->mod->vars[i];
 		if (strcasecmp(v->name, var) != 0)

@@ -74,6 +74,12 @@ void nvm_mgmt_serve(struct nvm_vm *vm, const uint8_t *pkt, size_t len,
 
 
 
+/* Shared between nvm_vm.c, nvm_loader.c and nvm_ops.c; VM lock held. */
+struct nvm_prog *nvm_vm_find_prog(struct nvm_vm *vm, uint32_t id);
+void nvm_vm_remove_prog(struct nvm_vm *vm, unsigned i); /* unload progs[i], relocate the rest */
+void nvm_prog_release(struct nvm_prog *p);
+struct nvm_msg *nvm_vm_enqueue(struct nvm_vm *vm);     /* a free queue slot or NULL */
+
 /* The public operations with the VM lock already held. */
 int nvm_vm_load_l(struct nvm_vm *vm, uint32_t id, const struct nvm_module *m, char *err, size_t errlen);
 int nvm_vm_unload_l(struct nvm_vm *vm, uint32_t id);
