@@ -96,6 +96,8 @@ struct sctpt_config {
 	uint16_t udp_port_max;
 	uint16_t streams;        /* SCTP streams per association, stream 0 for control (16) */
 	size_t frag_size;        /* messages above this travel as fragments (64 KiB) */
+	uint64_t max_msg_size;   /* larger incoming messages are a protocol error (4 GiB): a
+				  * message's buffer is allocated when its first fragment arrives */
 	uint32_t path_mtu;       /* 0: from the interface MTU (loopback: 64000) */
 	int cmt;                 /* usrsctp concurrent multipath transfer (off) */
 	int crc32c;              /* compute/verify SCTP CRC32c; off: the UDP checksum covers the

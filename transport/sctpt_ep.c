@@ -34,6 +34,7 @@ void sctpt_config_init(struct sctpt_config *c)
 	memset(c, 0, sizeof(*c));
 	c->streams = 16;
 	c->frag_size = 64 * 1024;
+	c->max_msg_size = 4ull << 30;
 	c->rto_min_ms = 20;
 	c->rto_max_ms = 1000;
 	c->rto_initial_ms = 200;
@@ -441,7 +442,7 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 		return sctpt_err(-EINVAL, "sctpt_send: bad iovec");
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
-	if (len > SCTPT_MAX_MSG)
+	if (len > SCTPT_MAX_MSG || len > ep->cfg.max_msg_size)
 		return sctpt_err(-EMSGSIZE, "sctpt_send: %llu bytes is over the limit",
 				 (unsigned long long)len);
 	LOCK(ep);
@@ -678,6 +679,11 @@ static int begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t str
 		return 0;
 	}
 	if (c->hdr.flags & SCTPT_F_FIRST) {
+		if (c->hdr.msg_len > ep->cfg.max_msg_size) {
+			protocol_error(ep, p, "message larger than max_msg_size");
+			c->discard = 1;
+			return 0;
+		}
 		if (*slot) {
 			protocol_error(ep, p, "new message on a stream with one unfinished");
 			c->discard = 1;

@@ -43,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.addrs = "127.0.0.1";
 	cfg.streams = 8;
 	cfg.frag_size = 512;
+	cfg.max_msg_size = 1 << 20;
 	cfg.ops.recv = on_recv;
 	if (sctpt_open_nosock(&cfg, &ep) != 0)
 		return 0;
