@@ -92,7 +92,7 @@ static void make_mutant(struct run *r, int i)
 	for (int k = 0; k < times; k++) {
 		int op = fnn_rng_below(&rng, 10);
 		if (guided && op < 5)
-			fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, &rng);
+			fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, 0, &rng);
 		else if (short_links && op < 2)
 			fnn_ga_mutate_ports(r->pb, &r->g[buf], &rng);
 		else if (op < 8)
@@ -100,6 +100,10 @@ static void make_mutant(struct run *r, int i)
 		else
 			fnn_ga_mutate_pc(r->pb, &r->g[buf], &rng);
 	}
+	/* far from connected: a short descent, one improving exchange per 32 lost pairs */
+	int extra = guided ? (int)(r->sc[src].disc / 32) : 0;
+	for (int k = 0; k < extra && k < 32; k++)
+		fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, 1, &rng);
 	evaluate(r, buf);
 }
 

@@ -72,9 +72,11 @@ int fnn_ga_mutate_pc(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t
 /* A NIC swap that moves a real NIC onto a free port of a real switch at least as full
  * as the one it leaves (or off a dummy switch): raises links toward the bound. */
 int fnn_ga_mutate_ports(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t *rng);
-/* A NIC swap aimed at a pair marked disconnected by bad[] (from fnn_ga_eval). */
+/* A NIC swap aimed at a pair marked disconnected by bad[] (from fnn_ga_eval): the best
+ * of FNN_GA_GUIDED_TRIES exchanges by change in disconnected pairs; with only_better,
+ * made only if that change is negative. */
 int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
-			 const uint16_t *bad, uint64_t *rng);
+			 const uint16_t *bad, int only_better, uint64_t *rng);
 /* child := a, then a random number of PCs forced to b's connections by exchanges. */
 int fnn_ga_crossover(const struct fnn_gaprob *pb, struct fnn_genome *child,
 		     const struct fnn_genome *a, const struct fnn_genome *b, uint64_t *rng);

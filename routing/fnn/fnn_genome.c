@@ -489,7 +489,7 @@ static int swap_delta(const struct fnn_gaprob *pb, const struct fnn_genome *g, i
  * fewest disconnected pairs (a small local search inside the mutation).
  */
 int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
-			 const uint16_t *bad, uint64_t *rng)
+			 const uint16_t *bad, int only_better, uint64_t *rng)
 {
 	int a = pick_pc_bad(pb, bad, rng), b = -1, seen = 0;
 	if (a < 0 || pb->words > FNN_GA_MAXWORDS)
@@ -528,7 +528,9 @@ int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 			best = d;
 		}
 	}
-	return best_i >= 0 && try_swap(pb, g, best_i, best_j);
+	if (best_i < 0 || (only_better && best >= 0))
+		return 0;
+	return try_swap(pb, g, best_i, best_j);
 }
 
 /* Real NICs on switch s (dummy PCs not counted). */

@@ -58,7 +58,7 @@ static void operators_on_one_problem(uint64_t seed)
 		check_closed(&pb, &b);
 		fnn_ga_eval(&pb, &a, &sc, bad);
 		CHECK(sc.disc >= 0 && 2 * sc.links <= pb.bound_num);
-		fnn_ga_mutate_guided(&pb, &a, bad, &rng);
+		fnn_ga_mutate_guided(&pb, &a, bad, k & 1, &rng);
 		check_closed(&pb, &a);
 		fnn_ga_mutate_ports(&pb, &b, &rng);
 		check_closed(&pb, &b);
