@@ -10,6 +10,7 @@
  * Runs until --seconds (default 60) have passed or SIGINT/SIGTERM.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,9 @@ int main(int argc, char **argv)
 		if (n) {
 			fflush(stdout);
 		} else {
-			struct timespec nap = { 0, 100000 }; /* idle: 0.1 ms */
-			nanosleep(&nap, NULL);
+			/* Idle: sleep until the link has something, at most 1 ms. */
+			struct pollfd pf = { .fd = link->fd, .events = POLLIN };
+			poll(&pf, 1, 1);
 		}
 	}
 	printf("nvmd: exiting\n");

@@ -3,10 +3,16 @@
 # loopback link: load (from PDL), run, send to a trigger, see the DISPLAY, replace,
 # errors come back, unload.  nvmd is bounded (--seconds) and stopped by its PID.
 set -u
-: "${NVM_BIN:=../../nvm}"
+: "${NVM_BIN:=../../nvm}" "${PDL_DIR:=pdl}"
 tmp=$(mktemp -d) || exit 1
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+pidb=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	[ -n "$pidb" ] && kill "$pidb" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- nvmd output:"; cat "$tmp/out" 2>/dev/null; exit 1; }
 
@@ -53,3 +59,37 @@ if ctl unload 7 2>/dev/null; then fail "second unload succeeded"; fi
 ctl send 7 1 1 || fail "send to nobody is accepted (and dropped by the VM)"
 wait_for "^event drop 7 "
 echo "ok   nvmd + nvmctl over the loopback link"
+
+# The paper's PING in one process against PONG in another, the AT address mapped
+# to the second VM's port.
+"$NVM_BIN/nvmd" --port 0 --seconds 30 > "$tmp/outb" 2>&1 &
+pidb=$!
+portb=
+for i in $(seq 1 50); do
+	portb=$(sed -n 's/^nvmd: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/outb")
+	[ -n "$portb" ] && break
+	sleep 0.1
+done
+[ -n "$portb" ] || fail "second nvmd did not start"
+"$NVM_BIN/nvmctl" --to "127.0.0.1:$portb" load 415 "$PDL_DIR/pong.pdl" || fail "load pong"
+"$NVM_BIN/nvmctl" --to "127.0.0.1:$portb" run 415 || fail "run pong"
+kill "$pid"; wait "$pid" 2>/dev/null
+"$NVM_BIN/nvmd" --port 0 --seconds 30 --map "0:0:0:96:221:127:255:140=127.0.0.1:$portb" > "$tmp/out" 2>&1 &
+pid=$!
+port=
+for i in $(seq 1 50); do
+	port=$(sed -n 's/^nvmd: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/out")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || fail "nvmd for ping did not start"
+ctl load 7 "$PDL_DIR/ping.pdl" || fail "load ping"
+ctl run 7 || fail "run ping"
+wait_for "^event stop 7 "
+n=$(grep -c '^display 7 ' "$tmp/out")
+[ "$n" = 200 ] || fail "ping displayed $n values, wanted 200"
+# timerec > timesent for every exchange
+awk '/^display 7 /{ v[n++] = $3 } END { for (i = 0; i < n; i += 2) if (v[i+1] <= v[i]) exit 1;
+	s = 0; for (i = 0; i < n; i += 2) s += v[i+1] - v[i]; printf "  mean round trip between processes: %.1f us\n", s / (n/2) / 1000 }' \
+	"$tmp/out" || fail "timestamps out of order"
+echo "ok   paper PING/PONG between two nvmd processes"
