@@ -257,6 +257,44 @@ static void keep_alternatives(const struct rctx *c, int s, int l, const struct c
 	}
 }
 
+/* Index of the k-th (from 0) set bit of m; m has more than k bits set. */
+static inline int select64(uint64_t m, int k)
+{
+	int base = 0;
+	for (;;) {
+		int c = __builtin_popcountll(m & 0xff);
+		if (k < c)
+			break;
+		k -= c;
+		m >>= 8;
+		base += 8;
+	}
+	while (k--)
+		m &= m - 1;
+	return base + __builtin_ctzll(m);
+}
+
+/*
+ * Equations (3)-(4) straight from the closer-group mask, for switches whose divider
+ * covers the whole leaf (upper levels): one or two runs per leaf, no group list to build.
+ */
+static void route_leaf_runs(const struct rctx *c, int s, int d0, int d1, uint8_t *row, uint64_t m)
+{
+	const struct ft_topo *t = c->t;
+	uint64_t pi = c->st->div[s], nc = (uint64_t)__builtin_popcountll(m);
+	if (!nc)
+		return;
+	for (int d = d0; d < d1;) {
+		uint64_t q = (uint64_t)d / pi, run = pi - (uint64_t)d % pi;
+		if (run > (uint64_t)(d1 - d))
+			run = (uint64_t)(d1 - d);
+		const struct ft_group *g = &t->grp[t->grp_off[s] + select64(m, (int)(q % nc))];
+		uint8_t port = t->gport[g->first + (g->nports == 1 ? 0 : (uint32_t)((q / nc) % g->nports))];
+		memset(row + d, port, (size_t)run);
+		d += (int)run;
+	}
+}
+
 static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, struct cset *cs, const uint64_t *mask)
 {
 	const struct ft_topo *t = c->t;
@@ -270,6 +308,11 @@ static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, struct 
 	}
 	if (c->st->cost[(size_t)s * c->st->nleaves + l] == FT_INF)
 		return;   /* row is pre-filled with FT_NO_PATH */
+	uint64_t pi = c->st->div[s];
+	if (mask && !c->o->spread && !c->r->alt && pi >= (uint64_t)(d1 - d0)) {
+		route_leaf_runs(c, s, d0, d1, row, mask[l]);
+		return;
+	}
 	if (!mask) {
 		cs->nc = closer_groups(c, s, l, cs->C);
 		cs->valid = 0;
@@ -291,7 +334,6 @@ static void route_leaf(const struct rctx *c, int s, int l, uint8_t *row, struct 
 	keep_alternatives(c, s, l, cs);
 	/* Equations (3)-(4), walking consecutive d: q = floor(d / Pi) only changes every
 	 * Pi nodes, and the port only depends on q. */
-	uint64_t pi = c->st->div[s];
 	uint64_t q = (uint64_t)d0 / pi, rem = (uint64_t)d0 % pi;
 	uint32_t gi = (uint32_t)(q % (uint64_t)nc), q2 = (uint32_t)(q / (uint64_t)nc);
 	if (cs->single && pi == 1) {
