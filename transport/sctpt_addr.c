@@ -72,12 +72,12 @@ int sctpt_config_file_addrs(const char *file, const char *host, uint32_t *addrs,
 	while (fgets(line, sizeof(line), f)) {
 		char *save = NULL, *tok, *hash = strchr(line, '#');
 		lineno++;
-		if (hash)
-			*hash = '\0';
 		if (!strchr(line, '\n') && !feof(f)) {
 			n = sctpt_err(-EINVAL, "%s:%d: line too long", file, lineno);
 			break;
 		}
+		if (hash)
+			*hash = '\0';
 		tok = strtok_r(line, " \t\r\n", &save);
 		if (!tok)
 			continue;

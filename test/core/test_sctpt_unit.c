@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 static int fails;
 #define EXPECT(cond, ...)                                                        \
@@ -199,8 +200,32 @@ static void reassembly(void)
 	sctpt_close(ep);
 }
 
+static void config_file(void)
+{
+	char path[] = "/tmp/sctpt_cfgXXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "# thesis-style multihoming file\nnode0 198.18.0.1 198.19.0.1\n"
+		   "node1 198.18.0.2   198.19.0.2 # two NICs\n\n");
+	fclose(f);
+	uint32_t a[8];
+	EXPECT(sctpt_config_file_addrs(path, "node1", a, 8) == 2 && a[1] == inet_addr("198.19.0.2"),
+	       "node1's addresses");
+	EXPECT(sctpt_config_file_addrs(path, "node9", a, 8) == -ENOENT, "missing host");
+	EXPECT(strstr(sctpt_last_error(), "node9") != NULL, "message: %s", sctpt_last_error());
+	f = fopen(path, "a");
+	fprintf(f, "node2 198.18.0.300\n");
+	fclose(f);
+	EXPECT(sctpt_config_file_addrs(path, "node1", a, 8) == -EINVAL, "bad address accepted");
+	EXPECT(strstr(sctpt_last_error(), ":5:") != NULL, "error does not name line 5: %s",
+	       sctpt_last_error());
+	EXPECT(sctpt_config_file_addrs("/nonexistent/x", "a", a, 8) < 0, "missing file");
+	unlink(path);
+}
+
 int main(void)
 {
+	config_file();
 	envelope_round_trip_and_rejections();
 	card_codec();
 	stream_mapping();
