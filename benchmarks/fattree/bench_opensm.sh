@@ -104,7 +104,7 @@ for fab in $FABRICS; do
 			else
 				"$FTROUTE" -t "$d/fabric.net" -e "$e" -c $q >"$d/q_$e.out" 2>&1
 			fi
-			tm=$(sed -n 's/^route: .* time=\([0-9.]*\) s/\1/p' "$d/q_$e.out")
+			tm=$(sed -n 's/^route: .* time=\([0-9.]*\) s.*/\1/p' "$d/q_$e.out")
 			row "$n" "$dg" "$e" "$tm" "$d/q_$e.out"
 		done
 	done

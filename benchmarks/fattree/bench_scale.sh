@@ -1,7 +1,8 @@
 #!/bin/sh
 # Dmodc alone on growing PGFTs, complete and degraded, up to 64k nodes: engine time with
-# 1 and 2 threads (best of 3), Dmodk on the complete ones, minimal-change re-routing after
-# 1% cable loss, and the validity check.
+# 1 and 2 threads (best of 3, shown as wall/CPU seconds: CPU time sums the threads and does
+# not grow when the machine is shared), Dmodk on the complete ones, minimal-change
+# re-routing after 1% cable loss, and the validity check.
 #
 # usage: bench_scale.sh [-q]     (-q: stop at 11664 nodes)
 # Environment: FTROUTE (path to ftroute).
@@ -11,13 +12,13 @@ FTROUTE=${FTROUTE:-$here/../../_build/fattree/routing/fattree/ftroute}
 SPECS="rlft:2:36 rlft:3:16 3;18,18,12;1,18,18;1,1,1 rlft:3:36 rlft:3:48 3;32,32,50;1,32,32;1,1,1 3;32,32,64;1,32,32;1,1,1"
 [ "$1" = -q ] && SPECS="rlft:2:36 rlft:3:16 3;18,18,12;1,18,18;1,1,1 rlft:3:36"
 
-best() { # best of 3 engine times for: ftroute args...
+best() { # best of 3 engine wall times, as wall/cpu, for: ftroute args...
 	for i in 1 2 3; do
-		"$FTROUTE" "$@" | sed -n 's/^route: .* time=\([0-9.]*\) s/\1/p'
-	done | sort -g | head -1
+		"$FTROUTE" "$@" | sed -n 's/^route: .* time=\([0-9.]*\) s cpu=\([0-9.]*\) s/\1 \2/p'
+	done | sort -g | head -1 | awk '{ printf "%.3f/%.3f", $1, $2 }'
 }
 
-printf "%-8s %-7s %-30s %9s %9s %9s %9s %12s %12s %8s\n" nodes switches pgft degr dmodc_1t dmodc_2t dmodk_2t \
+printf "%-8s %-7s %-30s %5s %13s %13s %13s %12s %12s %8s\n" nodes switches pgft degr dmodc_1t dmodc_2t dmodk_2t \
 	reroute_chg full_chg invalid
 for spec in $SPECS; do
 	info=$("$FTROUTE" -g "$spec" -n)
@@ -37,7 +38,7 @@ for spec in $SPECS; do
 		inv=-
 		[ "$n" -le 30000 ] && inv=$("$FTROUTE" "$@" -c | sed -n 's/^check: invalid_pairs=\([0-9]*\).*/\1/p')
 		[ "$dg" = 0 ] || { chg=-; full=-; }
-		printf "%-8s %-7s %-30s %8s%% %9s %9s %9s %12s %12s %8s\n" "$n" "$s" "$pg" "$dg" "$t1" "$t2" "$tk" \
+		printf "%-8s %-7s %-30s %4s%% %13s %13s %13s %12s %12s %8s\n" "$n" "$s" "$pg" "$dg" "$t1" "$t2" "$tk" \
 			"$chg" "$full" "$inv"
 	done
 done

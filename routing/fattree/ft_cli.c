@@ -323,7 +323,8 @@ int main(int argc, char **argv)
 			die("unknown engine (see --list-engines)");
 		if (ft_route(e, t, &o, &r, err, sizeof(err)))
 			die(err);
-		printf("route: engine=%s threads=%d time=%.6f s\n", e->name, c.threads, r.seconds);
+		printf("route: engine=%s threads=%d time=%.6f s cpu=%.6f s\n", e->name, c.threads, r.seconds,
+		       r.cpu_seconds);
 	}
 	if (c.lft)
 		write_lft(&c, t, &r);

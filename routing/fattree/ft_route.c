@@ -50,6 +50,13 @@ static int routes_alloc(struct ft_routes *r, const struct ft_topo *t, int fill)
 	return 0;
 }
 
+double ft_cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int ft_routes_alloc(struct ft_routes *r, const struct ft_topo *t)
 {
 	return routes_alloc(r, t, 1);
@@ -70,9 +77,10 @@ int ft_route(const struct ft_engine *e, const struct ft_topo *t, const struct ft
 		snprintf(err, errlen, "%s: out of memory for %d x %d tables", e->name, t->nsw, t->nnodes);
 		return -ENOMEM;
 	}
-	double t0 = ft_now();
+	double t0 = ft_now(), c0 = ft_cpu_now();
 	int rc = e->route(t, o, r, err, errlen);
 	r->seconds = ft_now() - t0;
+	r->cpu_seconds = ft_cpu_now() - c0;
 	if (rc)
 		ft_routes_free(r);
 	return rc;

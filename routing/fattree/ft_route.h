@@ -22,6 +22,7 @@ struct ft_routes {
 	int nleaves, alt_words;
 	uint64_t *alt;
 	double seconds;         /* engine wall time */
+	double cpu_seconds;     /* engine CPU time, all threads (load-independent) */
 };
 
 struct ft_route_opts {
@@ -58,6 +59,7 @@ void ft_parallel_for(int n, int threads, void (*fn)(void *ctx, int i), void *ctx
 /* Same, telling fn which worker (0 .. threads-1) runs it. */
 void ft_parallel_for_w(int n, int threads, void (*fn)(void *ctx, int i, int worker), void *ctx);
 double ft_now(void);
+double ft_cpu_now(void);   /* process CPU time */
 
 /* ---- Dmodc internals, exposed for tests and for re-routing (dmodc.c) ---- */
 #define FT_INF 255
