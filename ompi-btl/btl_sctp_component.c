@@ -448,7 +448,14 @@ static void sctp_lost(struct sctp_lost_event *lost)
 
 	if (lost->peer >= 0)
 		endpoint = opal_pointer_array_get_item(&mca_btl_sctp_component.peers, lost->peer);
-	mca_btl_sctp_report_peer_lost(endpoint, lost->error, lost->what);
+	if (-ECONNRESET == lost->error && NULL != endpoint && 0 == endpoint->inflight) {
+		/* An orderly SCTP shutdown: the peer closed its endpoint (MPI_Finalize) and owes
+		 * us nothing. Should we send to it again, that send fails and is reported. */
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: peer %s closed its association", endpoint->proc->name);
+	} else {
+		mca_btl_sctp_report_peer_lost(endpoint, lost->error, lost->what);
+	}
 	OBJ_RELEASE(lost);
 }
 
@@ -622,6 +629,8 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 	/* Set when this DSO runs inside an MPI process: tells a peer closing in MPI_Finalize
 	 * from a peer that died. */
 	c->ompi_state = dlsym(RTLD_DEFAULT, "ompi_mpi_state");
+	opal_output_verbose(20, opal_btl_base_framework.framework_output,
+			    "btl sctp: MPI finalize state %s", c->ompi_state ? "found" : "not found");
 
 	btls = malloc(sizeof(*btls));
 	if (NULL == btls)
