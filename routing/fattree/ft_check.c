@@ -268,6 +268,7 @@ int ft_check_routes(const struct ft_topo *t, const struct ft_routes *r, int thre
 	res->loops = atomic_load(&w.loops);
 	res->max_hops = atomic_load(&w.max_hops);
 	res->unreachable_nodes = ft_unreachable_nodes(t);
+	res->updown_unreachable = ft_check_leaf_pairs(t, &st);
 	dmodc_state_free(&st);
 	return check_cdg(t, r, threads, res);
 }

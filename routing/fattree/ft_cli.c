@@ -227,9 +227,9 @@ static void measure(const struct cli *c, const struct ft_topo *t, const struct f
 		if (ft_check_routes(t, r, c->threads, &k))
 			die("check: out of memory");
 		printf("check: invalid_pairs=%ld unreachable_nodes=%ld nonminimal=%ld updown_violations=%ld "
-		       "loops=%ld deadlock=%s cdg_channels=%ld cdg_edges=%ld max_hops=%d\n", k.invalid_pairs,
-		       k.unreachable_nodes, k.nonminimal, k.updown_violations, k.loops, k.deadlock ? "yes" : "no",
-		       k.cdg_channels, k.cdg_edges, k.max_hops);
+		       "loops=%ld deadlock=%s cdg_channels=%ld cdg_edges=%ld max_hops=%d updown_unreachable_pairs=%ld\n",
+		       k.invalid_pairs, k.unreachable_nodes, k.nonminimal, k.updown_violations, k.loops,
+		       k.deadlock ? "yes" : "no", k.cdg_channels, k.cdg_edges, k.max_hops, k.updown_unreachable);
 	}
 	if (shifts >= 0 && t->nnodes > 1 && !ft_quality_shift(t, r, shifts, c->threads, &q))
 		ft_quality_print(stdout, &q);

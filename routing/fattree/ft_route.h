@@ -83,6 +83,7 @@ static inline void dmodc_select(uint64_t d, uint64_t div, int nc, int ng, int *g
 struct ft_check {
 	long unreachable_nodes; /* nodes outside the largest connected part of the fabric */
 	long invalid_pairs;     /* ordered node pairs with no route (or a broken one) */
+	long updown_unreachable;/* node pairs whose leaves have no up-down path (paper's 4.1 test) */
 	long nonminimal;        /* leaf-to-node routes longer than the shortest up-down path */
 	long updown_violations; /* entries taking an up port after a down hop */
 	long loops;             /* routes that loop */
