@@ -64,6 +64,10 @@ static int transmit(struct nvm_exec *x, int remote, const struct nvm_link_addr *
 		    uint32_t dst, uint16_t trig, const uint8_t *src, size_t n)
 {
 	struct nvm_vm *vm = x->vm;
+	if (!remote && dst == NVM_HOST_PROG) {
+		nvm_vm_host_put(vm, x->prog->id, trig, src, n);
+		return 0;
+	}
 	if (!remote) {
 		struct nvm_msg *q = nvm_vm_enqueue(vm);
 		if (!q) {
@@ -139,11 +143,6 @@ int nvm_op_reply(struct nvm_exec *x, int64_t p, int64_t n, int64_t trig)
 	int f = region_at(&r, p, n, NVM_SEG_R, &src);
 	if (f)
 		return f;
-	if (!x->msg->remote && x->msg->src_prog == NVM_HOST_PROG) {
-		nvm_vm_event(x->vm, NVM_EV_SENDERR, x->prog->id, -ENOTSUP, x->pc,
-			     "REPLY to the host: the host has no inbox, use DELIVER and FLAG");
-		return 0;
-	}
 	if (x->msg->remote && !x->vm->cfg.link)
 		return NVM_F_MSG;
 	return transmit(x, x->msg->remote, &x->msg->from, x->msg->src_prog, (uint16_t)trig, src,

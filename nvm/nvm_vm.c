@@ -96,13 +96,14 @@ struct nvm_vm *nvm_vm_new(const struct nvm_vm_config *cfg)
 	pthread_mutex_init(&vm->inbox_lock, NULL);
 	atomic_init(&vm->inbox_n, 0);
 	vm->inbox = malloc(vm->cfg.queue_len * sizeof(*vm->inbox));
+	vm->hostq = malloc(NVM_HOSTQ_LEN * sizeof(*vm->hostq));
 	vm->code = malloc(vm->cfg.code_bytes);
 	vm->data = calloc(vm->cfg.data_words, sizeof(int64_t));
 	vm->queue = malloc(vm->cfg.queue_len * sizeof(*vm->queue));
 	vm->disp_val = malloc(vm->cfg.display_len * sizeof(*vm->disp_val));
 	vm->disp_prog = malloc(vm->cfg.display_len * sizeof(*vm->disp_prog));
 	vm->pkt = malloc(NVM_HDR_LEN + NVM_LINK_MTU);
-	if (!vm->inbox || !vm->code || !vm->data || !vm->queue || !vm->disp_val || !vm->disp_prog || !vm->pkt) {
+	if (!vm->inbox || !vm->hostq || !vm->code || !vm->data || !vm->queue || !vm->disp_val || !vm->disp_prog || !vm->pkt) {
 		nvm_vm_free(vm);
 		return NULL;
 	}
@@ -120,6 +121,7 @@ void nvm_vm_free(struct nvm_vm *vm)
 	pthread_mutex_destroy(&vm->lock);
 	pthread_mutex_destroy(&vm->inbox_lock);
 	free(vm->inbox);
+	free(vm->hostq);
 	free(vm->code);
 	free(vm->data);
 	free(vm->queue);
@@ -265,6 +267,10 @@ void nvm_vm_input(struct nvm_vm *vm, const uint8_t *pkt, size_t len, const struc
 		return;
 	if (len - NVM_HDR_LEN > NVM_MSG_MAX) {
 		nvm_vm_event(vm, NVM_EV_DROP, h.dst_prog, 0, 0, "oversized message dropped");
+		return;
+	}
+	if (h.dst_prog == NVM_HOST_PROG) { /* a remote program answering our host */
+		nvm_vm_host_put(vm, h.src_prog, h.dst_trig, pkt + NVM_HDR_LEN, len - NVM_HDR_LEN);
 		return;
 	}
 	struct nvm_msg *q = nvm_vm_enqueue(vm);
@@ -472,6 +478,40 @@ size_t nvm_vm_display_read(struct nvm_vm *vm, int64_t *vals, uint32_t *progs, si
 	}
 	pthread_mutex_unlock(&vm->lock);
 	return n;
+}
+
+void nvm_vm_host_put(struct nvm_vm *vm, uint32_t src, uint16_t trig, const void *buf, size_t n)
+{
+	if (vm->hcount == NVM_HOSTQ_LEN) {
+		nvm_vm_event(vm, NVM_EV_DROP, src, 0, 0,
+			     "host queue full: message from %u for host trigger %u dropped", src, trig);
+		return;
+	}
+	struct nvm_msg *q = &vm->hostq[(vm->hhead + vm->hcount++) % NVM_HOSTQ_LEN];
+	q->dst_prog = NVM_HOST_PROG;
+	q->src_prog = src;
+	q->trig = trig;
+	q->remote = 0;
+	q->len = (uint32_t)n;
+	if (n)
+		memcpy(q->data, buf, n);
+}
+
+int nvm_vm_host_recv(struct nvm_vm *vm, struct nvm_host_msg *info, void *buf, size_t cap)
+{
+	int got = 0;
+	pthread_mutex_lock(&vm->lock);
+	if (vm->hcount) {
+		const struct nvm_msg *q = &vm->hostq[vm->hhead];
+		*info = (struct nvm_host_msg){ q->src_prog, q->trig, q->len };
+		if (cap && buf)
+			memcpy(buf, q->data, q->len < cap ? q->len : cap);
+		vm->hhead = (vm->hhead + 1) % NVM_HOSTQ_LEN;
+		vm->hcount--;
+		got = 1;
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return got;
 }
 
 int nvm_vm_event_next(struct nvm_vm *vm, struct nvm_event *ev)

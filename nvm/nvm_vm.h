@@ -111,6 +111,18 @@ int nvm_vm_seg_detach(struct nvm_vm *vm, uint32_t seg_id);
 
 /* Host reads: up to max DISPLAYed values (oldest first); returns the count. */
 size_t nvm_vm_display_read(struct nvm_vm *vm, int64_t *vals, uint32_t *progs, size_t max);
+/* Messages programs send to the host: SEND .. TO 0, or REPLY to a message the host
+ * posted (locally or through the management API).  Next one: 1 and *info, payload
+ * copied up to cap bytes (info->len is the full length); 0 if none.  The host queue
+ * holds NVM_HOSTQ_LEN messages; more are dropped with an NVM_EV_DROP event. */
+#define NVM_HOSTQ_LEN 16
+struct nvm_host_msg {
+	uint32_t src_prog;
+	uint16_t trig;
+	uint32_t len;
+};
+int nvm_vm_host_recv(struct nvm_vm *vm, struct nvm_host_msg *info, void *buf, size_t cap);
+
 /* Next event, 1 if one was returned, 0 if none. */
 int nvm_vm_event_next(struct nvm_vm *vm, struct nvm_event *ev);
 

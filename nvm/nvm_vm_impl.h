@@ -57,6 +57,8 @@ struct nvm_vm {
 	int64_t *disp_val;
 	uint32_t *disp_prog;
 	unsigned dhead, dcount;
+	struct nvm_msg *hostq;      /* messages from programs to the host (ring) */
+	unsigned hhead, hcount;
 	struct nvm_event events[64];
 	unsigned ehead, ecount;
 	uint8_t *pkt;               /* link send/receive buffer */
@@ -79,6 +81,8 @@ struct nvm_prog *nvm_vm_find_prog(struct nvm_vm *vm, uint32_t id);
 void nvm_vm_remove_prog(struct nvm_vm *vm, unsigned i); /* unload progs[i], relocate the rest */
 void nvm_prog_release(struct nvm_prog *p);
 struct nvm_msg *nvm_vm_enqueue(struct nvm_vm *vm);     /* a free queue slot or NULL */
+/* A message for the host (program 0); dropped with an event when the host queue is full. */
+void nvm_vm_host_put(struct nvm_vm *vm, uint32_t src, uint16_t trig, const void *buf, size_t n);
 
 /* The public operations with the VM lock already held. */
 int nvm_vm_load_l(struct nvm_vm *vm, uint32_t id, const struct nvm_module *m, char *err, size_t errlen);

@@ -1,7 +1,8 @@
 /*
  * nvmd - a NIC VM on its own, listening on a loopback UDP port: the "remote VM"
- * that nvmctl (or nvm_mgmt_remote) manages.  Prints what its programs DISPLAY and
- * the VM's events on stdout, one per line.
+ * that nvmctl (or nvm_mgmt_remote) manages.  Prints on stdout, one per line, what its
+ * programs DISPLAY ("display PROG VALUE"), send to the host ("host PROG TRIG WORD...")
+ * and the VM's events ("event KIND PROG text").
  *
  *   nvmd [--port N] [--seconds S] [--seg ID:LEN]... [--map B:B:..:B=HOST:PORT]...
  *
@@ -126,6 +127,15 @@ int main(int argc, char **argv)
 		while ((k = nvm_vm_display_read(vm, v, p, 64)) > 0) {
 			for (size_t j = 0; j < k; j++)
 				printf("display %u %lld\n", p[j], (long long)v[j]);
+			n++;
+		}
+		struct nvm_host_msg hm;
+		static int64_t words[NVM_MSG_MAX / 8];
+		while (nvm_vm_host_recv(vm, &hm, words, sizeof(words))) {
+			printf("host %u %u", hm.src_prog, hm.trig);
+			for (uint32_t j = 0; j < hm.len / 8; j++)
+				printf(" %lld", (long long)words[j]);
+			printf("\n");
 			n++;
 		}
 		struct nvm_event ev;

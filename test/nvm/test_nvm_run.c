@@ -283,6 +283,39 @@ TEST(features_pdl_in_order_receiver)
 	nvm_seg_put(s);
 }
 
+TEST(programs_reach_the_host_by_send_to_0_and_reply)
+{
+	struct nvm_vm *vm = vm_new(0);
+	load_run(vm, 4,
+		 "PROGRAM h: VAR b[2]; TRIGGERS 1;\n"
+		 "BEGIN b[0] = 77; SEND b LEN 8 AS 5 TO 0; END;\n"
+		 "MESSAGE 1: BEGIN b[0] = FIELD(0) + 1; b[1] = SENDER; REPLY b LEN 16 AS 6; END;\n"
+		 "END;");
+	struct nvm_host_msg hm;
+	int64_t w[4] = { 0 };
+	CHECK_EQ(nvm_vm_host_recv(vm, &hm, w, sizeof(w)), 1);
+	CHECK_EQ(hm.src_prog, 4);
+	CHECK_EQ(hm.trig, 5);
+	CHECK_EQ(hm.len, 8);
+	CHECK_EQ(w[0], 77);
+	int64_t q = 41;
+	CHECK_EQ(nvm_vm_dispatch(vm, 4, 1, &q, 8), 0);
+	CHECK_EQ(nvm_vm_host_recv(vm, &hm, w, sizeof(w)), 1);
+	CHECK_EQ(hm.trig, 6);
+	CHECK_EQ(w[0], 42);
+	CHECK_EQ(w[1], NVM_HOST_PROG);
+	CHECK_EQ(nvm_vm_host_recv(vm, &hm, w, sizeof(w)), 0);
+	/* A full host queue drops with an event, never blocks or overwrites. */
+	for (int i = 0; i < NVM_HOSTQ_LEN + 3; i++)
+		nvm_vm_dispatch(vm, 4, 1, &q, 8);
+	CHECK_EQ(count_events(vm, NVM_EV_DROP, NULL), 3);
+	int n = 0;
+	while (nvm_vm_host_recv(vm, &hm, NULL, 0))
+		n++;
+	CHECK_EQ(n, NVM_HOSTQ_LEN);
+	nvm_vm_free(vm);
+}
+
 static void all(void)
 {
 	RUN(arithmetic_and_precedence);
@@ -300,6 +333,7 @@ static void all(void)
 	RUN(flag_lock_and_get_with_host_segment);
 	RUN(display_buffer_keeps_order_and_program);
 	RUN(features_pdl_in_order_receiver);
+	RUN(programs_reach_the_host_by_send_to_0_and_reply);
 }
 
 int main(void)

@@ -36,6 +36,11 @@ PROGRAM double: VAR x; TRIGGERS 1;
 MESSAGE 1: BEGIN x = FIELD(0) * 2; DISPLAY x; END;
 END;
 PDL
+cat > "$tmp/echo.pdl" <<'PDL'
+PROGRAM echo: VAR b[2]; TRIGGERS 1;
+MESSAGE 1: BEGIN GET b OFFSET 0 FROM MESSAGE LEN 16; b[1] = b[1] + 1; REPLY b LEN 16 AS 9; END;
+END;
+PDL
 cat > "$tmp/triple.pdl" <<'PDL'
 PROGRAM triple: VAR x; TRIGGERS 1;
 MESSAGE 1: BEGIN x = FIELD(0) * 3; DISPLAY x; END;
@@ -54,6 +59,8 @@ if ctl load 7 "$tmp/double.pdl" 2> "$tmp/err"; then fail "second load of id 7 su
 grep -q "already loaded" "$tmp/err" || fail "error text did not come back: $(cat "$tmp/err")"
 if ctl load 8 "$tmp/bad.pdl" 2> "$tmp/err"; then fail "bad.pdl loaded"; fi
 grep -q "bad.pdl:1:20: error: 'x' is not declared" "$tmp/err" || fail "compile error: $(cat "$tmp/err")"
+ctl load 9 "$tmp/echo.pdl" && ctl run 9 && ctl send 9 1 5 6 || fail "echo"
+wait_for "^host 9 9 5 7$"
 ctl unload 7 || fail "unload"
 if ctl unload 7 2>/dev/null; then fail "second unload succeeded"; fi
 ctl send 7 1 1 || fail "send to nobody is accepted (and dropped by the VM)"
