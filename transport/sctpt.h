@@ -144,7 +144,9 @@ enum sctpt_peer_state { SCTPT_PEER_IDLE, SCTPT_PEER_CONNECTING, SCTPT_PEER_UP, S
 
 void sctpt_config_init(struct sctpt_config *cfg);
 int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **ep);
-void sctpt_close(struct sctpt_ep *ep); /* flushes queued sends for up to 2 s, then aborts */
+/* Flushes queued sends and waits until SCTP has them acknowledged, for at most 2 s, then
+ * aborts the associations. */
+void sctpt_close(struct sctpt_ep *ep);
 
 /* This endpoint's business card: "sctpt1 <udp port> <sctp port> <ip> [<ip> ...]". */
 int sctpt_card(struct sctpt_ep *ep, char *buf, size_t len);

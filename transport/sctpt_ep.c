@@ -995,14 +995,22 @@ static void free_peer(struct sctpt_ep *ep, struct sctpt_peer *p)
 	free(p);
 }
 
+static int sctpt_unacked(struct sctpt_ep *ep)
+{
+	LOCK(ep);
+	int n = sctpt_sock_unacked(ep);
+	UNLOCK(ep);
+	return n;
+}
+
 void sctpt_close(struct sctpt_ep *ep)
 {
 	if (!ep)
 		return;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* flush what is queued, for at most 2 s */
-	while (!ep->nosock && sctpt_pending(ep, -1)) {
+	/* flush what is queued and let SCTP deliver it, for at most 2 s */
+	while (!ep->nosock && (sctpt_pending(ep, -1) || sctpt_unacked(ep))) {
 		sctpt_wait(ep, 10);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (t1.tv_sec - t0.tv_sec >= 2)

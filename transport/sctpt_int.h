@@ -159,6 +159,8 @@ int sctpt_sock_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_pee
 int sctpt_sock_events(struct sctpt_ep *ep);
 int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
 int sctpt_sock_wait(struct sctpt_ep *ep, int timeout_ms); /* poll the UDP sockets */
+/* Data chunks SCTP still holds for our peers (queued or sent but not acknowledged). */
+int sctpt_sock_unacked(struct sctpt_ep *ep);
 
 /* Called by the socket layer. */
 struct sctpt_peer *sctpt_peer_by_udp(struct sctpt_ep *ep, const struct sockaddr_in *from,

@@ -169,6 +169,10 @@ static int configure_socket(struct sctpt_ep *ep, struct socket *so)
 		.spp_flags = SPP_HB_ENABLE,
 	};
 	struct sctp_assoc_value ss = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_SS_ROUND_ROBIN};
+	/* SACKs cannot ride on reverse data (each direction has its own association): keep the
+	 * delay short so senders free their buffers and close() is not held up for 200 ms. */
+	struct sctp_sack_info sack = {.sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = 10,
+				      .sack_freq = 2};
 	uint16_t ev_types[] = {SCTP_ASSOC_CHANGE, SCTP_PEER_ADDR_CHANGE, SCTP_SEND_FAILED_EVENT,
 			       SCTP_REMOTE_ERROR, SCTP_SHUTDOWN_EVENT};
 
@@ -189,6 +193,8 @@ static int configure_socket(struct sctpt_ep *ep, struct socket *so)
 			       "SCTP_PARTIAL_DELIVERY_POINT");
 	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_PLUGGABLE_SS, &ss, sizeof(ss),
 			       "SCTP_PLUGGABLE_SS");
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack),
+			       "SCTP_DELAYED_SACK");
 	if (c->cmt) {
 		struct sctp_assoc_value cmt = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_CMT_RPV2};
 		rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_CMT_ON_OFF, &cmt, sizeof(cmt),
@@ -299,12 +305,21 @@ int sctpt_sock_open(struct sctpt_ep *ep)
 	return 0;
 }
 
+static void abort_close(struct socket *so)
+{
+	/* Abort rather than shut down gracefully: a SHUTDOWN's timers would call conn_output
+	 * with the selectors of peers that are about to be freed. The caller has flushed. */
+	struct linger l = {.l_onoff = 1, .l_linger = 0};
+	usrsctp_setsockopt(so, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	usrsctp_close(so);
+}
+
 void sctpt_sock_close(struct sctpt_ep *ep)
 {
 	if (ep->s_send)
-		usrsctp_close(ep->s_send);
+		abort_close(ep->s_send);
 	if (ep->s_recv)
-		usrsctp_close(ep->s_recv);
+		abort_close(ep->s_recv);
 	ep->s_send = ep->s_recv = NULL;
 	for (int i = 0; i < ep->npeers; i++)
 		sctpt_sock_forget(ep, ep->peers[i]);
@@ -694,6 +709,18 @@ static int assoc_status(struct socket *so, uint32_t id, struct sctp_status *ss)
 	memset(ss, 0, sizeof(*ss));
 	ss->sstat_assoc_id = (sctp_assoc_t)id;
 	return id ? usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, ss, &l) : -1;
+}
+
+int sctpt_sock_unacked(struct sctpt_ep *ep)
+{
+	struct sctp_status ss;
+	int n = 0;
+	for (int i = 0; i < ep->npeers; i++) {
+		struct sctpt_peer *p = ep->peers[i];
+		if (p->state != SCTPT_PEER_FAILED && assoc_status(ep->s_send, p->assoc_out, &ss) == 0)
+			n += ss.sstat_unackdata + ss.sstat_penddata;
+	}
+	return n;
 }
 
 int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st)
