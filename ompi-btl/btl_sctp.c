@@ -8,6 +8,7 @@
 #include "btl_sctp_frag.h"
 #include "btl_sctp_proc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "opal/datatype/opal_convertor.h"
@@ -105,6 +106,34 @@ int mca_btl_sctp_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 	return OPAL_SUCCESS;
 }
 
+/* At btl_base_verbose >= 20: what the core carried to each peer, and on which streams. */
+static void sctp_dump_stats(mca_btl_sctp_module_t *m, struct sctpt_ep *ep)
+{
+	mca_btl_sctp_endpoint_t *e;
+	struct sctpt_peer_stats *st;
+
+	if (opal_output_get_verbosity(opal_btl_base_framework.framework_output) < 20 ||
+	    NULL == (st = malloc(sizeof(*st))))
+		return;
+	OPAL_LIST_FOREACH (e, &m->endpoints, mca_btl_sctp_endpoint_t) {
+		char streams[256] = "";
+		size_t len = 0;
+
+		if (sctpt_peer_stats(ep, e->peer, st) < 0)
+			continue;
+		for (int i = 0; i < SCTPT_MAX_STREAMS && len < sizeof(streams) - 24; i++)
+			if (st->stream_msgs_sent[i])
+				len += (size_t)snprintf(streams + len, sizeof(streams) - len, " %d:%llu", i,
+							(unsigned long long)st->stream_msgs_sent[i]);
+		opal_output(0, "btl sctp: stats for %s: sent %llu msgs %llu bytes, received %llu msgs "
+			    "%llu bytes, %d paths, msgs per stream:%s", e->proc->name,
+			    (unsigned long long)st->msgs_sent, (unsigned long long)st->bytes_sent,
+			    (unsigned long long)st->msgs_recv, (unsigned long long)st->bytes_recv,
+			    st->npaths, streams);
+	}
+	free(st);
+}
+
 int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
 {
 	mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *)btl;
@@ -112,6 +141,7 @@ int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
 	opal_list_item_t *item;
 
 	if (NULL != ep) {
+		sctp_dump_stats(m, ep);
 		mca_btl_sctp_component.ep = NULL; /* progress stops; peers closing are expected */
 		sctpt_close(ep);                   /* flushes queued sends for up to 2 s */
 	}

@@ -124,6 +124,12 @@ static uint32_t mix32(uint64_t x)
 	return (uint32_t)x;
 }
 
+/* A hash as a key: 1..INT32_MAX (0 is the control key). */
+static int32_t sctp_key(uint32_t h)
+{
+	return (int32_t)(h % INT32_MAX) + 1;
+}
+
 int32_t mca_btl_sctp_frag_stream_key(mca_btl_base_tag_t tag, const void *hdr, size_t len)
 {
 	const unsigned char *h = hdr;
@@ -141,12 +147,12 @@ int32_t mca_btl_sctp_frag_stream_key(mca_btl_base_tag_t tag, const void *hdr, si
 			return 0;
 		memcpy(&ctx, h + OB1_MATCH_CTX_OFF, sizeof(ctx));
 		memcpy(&mtag, h + OB1_MATCH_TAG_OFF, sizeof(mtag));
-		return (int32_t)(mix32(((uint64_t)ctx << 32) | (uint32_t)mtag) | 1u);
+		return sctp_key(mix32(((uint64_t)ctx << 32) | (uint32_t)mtag));
 	case OB1_HDR_TYPE_FRAG:
 		if (len < OB1_FRAG_DST_OFF + sizeof(req))
 			return 0;
 		memcpy(&req, h + OB1_FRAG_DST_OFF, sizeof(req));
-		return (int32_t)(mix32(req) | 1u);
+		return sctp_key(mix32(req));
 	default:
 		return 0; /* ACK, FIN, ...: short control messages */
 	}
@@ -159,5 +165,5 @@ uint16_t mca_btl_sctp_stream_map(void *arg, uint32_t context, int32_t key, uint1
 	(void)context;
 	if (nstreams <= 2 || 0 == key)
 		return 1;
-	return (uint16_t)(2 + (uint32_t)key % (uint32_t)(nstreams - 2));
+	return (uint16_t)(2 + (uint32_t)(key - 1) % (uint32_t)(nstreams - 2));
 }

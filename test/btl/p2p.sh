@@ -14,12 +14,16 @@ compare_btls 8 ./btl_p2p $((256 << 10))
 if sctp_usable; then
 	base=$((20000 + RANDOM % 20000))
 	out=$(run_btl sctp 2 --mca btl_sctp_udp_port_min $base --mca btl_sctp_udp_port_range 50 \
-		--mca btl_base_verbose 10 ./btl_p2p 65536) || { echo "$out"; die "udp port range run failed"; }
+		--mca btl_base_verbose 20 ./btl_p2p 65536) || { echo "$out"; die "udp port range run failed"; }
 	ports=$(echo "$out" | sed -n 's/.*btl sctp: bound .*card "sctpt1 \([0-9]*\) .*/\1/p')
 	[ "$(echo "$ports" | wc -w)" -eq 2 ] || { echo "$out"; die "port range: no cards in the verbose output"; }
 	for p in $ports; do
 		[ "$p" -ge $base ] && [ "$p" -lt $((base + 50)) ] || die "port range: UDP port $p outside [$base, $((base + 49))]"
 	done
 	echo "udp_port_min=$base udp_port_range=50: ports" $ports
+	# messages were spread over streams (control on 1, matching traffic hashed over the rest)
+	used=$(echo "$out" | grep -m1 'btl sctp: stats for' | sed 's/.*msgs per stream://' | wc -w)
+	[ "$used" -ge 3 ] || { echo "$out" | grep 'btl sctp: stats'; die "only $used streams used"; }
+	echo "streams used by rank 0 -> 1: $used ($(echo "$out" | grep -m1 'btl sctp: stats for' | sed 's/.*msgs per stream: *//'))"
 fi
 finish
