@@ -37,6 +37,10 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 #define SCTPT_CARD_MAX 512    /* a business card fits in this many bytes, NUL included */
 #define SCTPT_MAX_ADDRS 8     /* local or remote addresses (NICs) per endpoint */
 #define SCTPT_MAX_STREAMS 256
+/* Contexts at and above this are reserved for layers inside the project (the iWARP layer
+ * uses SCTPT_CTX_IW | qp): MPI layers keep their own contexts below it. */
+#define SCTPT_CTX_RESERVED 0xfff00000u
+#define SCTPT_CTX_IW 0xfff00000u
 
 /* A received message. data is valid only during the recv callback. */
 struct sctpt_msg {
