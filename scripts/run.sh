@@ -46,14 +46,22 @@ build() {
 # count_results DIR: adds the automake .trs results under DIR to the totals.
 passed=0 failed=0 skipped=0
 count_results() {
-	local p f s
-	p=$(find "$1" -name '*.trs' -exec grep -h '^:test-result: PASS' {} + | wc -l)
-	f=$(find "$1" -name '*.trs' -exec grep -h -E '^:test-result: (FAIL|XPASS|ERROR)' {} + | wc -l)
-	s=$(find "$1" -name '*.trs' -exec grep -h '^:test-result: SKIP' {} + | wc -l)
+	local results p f s
+	results=$(find "$1" -name '*.trs' -exec cat {} + 2>/dev/null | grep '^:test-result:' || true)
+	p=$(grep -c 'PASS' <<<"$results" || true)
+	f=$(grep -c -E 'FAIL|XPASS|ERROR' <<<"$results" || true)
+	s=$(grep -c 'SKIP' <<<"$results" || true)
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	echo "== $1: $p passed, $f failed, $s skipped"
-	find "$1" -name '*.trs' -exec grep -l -E '^:test-result: (FAIL|XPASS|ERROR)' {} + |
-		while read -r t; do echo "   FAILED: ${t%.trs}"; tail -n 30 "${t%.trs}.log" | sed 's/^/     | /'; done
+	find "$1" -name '*.trs' -exec grep -l -E '^:test-result: (FAIL|XPASS|ERROR)' {} + 2>/dev/null |
+		while read -r t; do
+			echo "   FAILED: ${t%.trs}"
+			tail -n 30 "${t%.trs}.log" | sed 's/^/     | /'
+		done || true
+	find "$1" -name '*.trs' -exec grep -l '^:test-result: SKIP' {} + 2>/dev/null |
+		while read -r t; do
+			echo "   skipped: ${t%.trs}: $(grep -m1 -i skip "${t%.trs}.log" | cut -c1-120)"
+		done || true
 }
 
 run_check() {
