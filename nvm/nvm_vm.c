@@ -288,6 +288,18 @@ void nvm_vm_input(struct nvm_vm *vm, const uint8_t *pkt, size_t len, const struc
 	memcpy(q->data, pkt + NVM_HDR_LEN, q->len);
 }
 
+int nvm_vm_input_packet(struct nvm_vm *vm, const void *pkt, size_t len,
+			const struct nvm_link_addr *from)
+{
+	struct nvm_hdr h;
+	if (nvm_hdr_get(pkt, len, &h) != 0)
+		return -EPROTO;
+	pthread_mutex_lock(&vm->lock);
+	nvm_vm_input(vm, pkt, len, from);
+	pthread_mutex_unlock(&vm->lock);
+	return 0;
+}
+
 int nvm_vm_progress(struct nvm_vm *vm, unsigned max)
 {
 	int n = 0;

@@ -101,6 +101,13 @@ int nvm_vm_dispatch(struct nvm_vm *vm, uint32_t prog_id, uint16_t trig, const vo
  * max queued messages.  Returns the number of messages handled. */
 int nvm_vm_progress(struct nvm_vm *vm, unsigned max);
 
+/* For a transport that owns the socket: hand the VM a datagram it received from
+ * `from` (a message for a program, or a management request; answers and SENDs still
+ * go out through cfg.link).  Queued like link input; run by nvm_vm_progress.
+ * Returns 0, or -EPROTO if the bytes are not a VM packet (nvm_proto.h). */
+int nvm_vm_input_packet(struct nvm_vm *vm, const void *pkt, size_t len,
+			const struct nvm_link_addr *from);
+
 /* Map a PDL AT address (bytes) to a link address.  A mapping to the VM's own link
  * address, or an AT address never mapped but equal to it, means "this VM". */
 int nvm_vm_map_addr(struct nvm_vm *vm, const uint8_t *pdl, size_t n, const struct nvm_link_addr *to);

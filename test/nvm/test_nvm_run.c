@@ -3,6 +3,7 @@
  * (FIELD/MSGLEN/SENDER, REPLY, bit operations and MOD, CONST), runtime faults
  * and the instruction budget. */
 #include "nvm_test.h"
+#include "nvm/nvm_proto.h"
 
 static unsigned dispatch_mode;
 
@@ -316,6 +317,25 @@ TEST(programs_reach_the_host_by_send_to_0_and_reply)
 	nvm_vm_free(vm);
 }
 
+TEST(transport_hands_packets_to_the_vm)
+{
+	struct nvm_vm *vm = vm_new(0);
+	load_run(vm, 3, "PROGRAM t: VAR got; TRIGGERS 4; MESSAGE 4: got = FIELD(0); END;");
+	uint8_t pkt[NVM_HDR_LEN + 8];
+	struct nvm_hdr h = { NVM_K_MSG, 3, 4, 99 };
+	nvm_hdr_put(pkt, &h);
+	int64_t v = 1234;
+	memcpy(pkt + NVM_HDR_LEN, &v, 8);
+	struct nvm_link_addr from = { 6, { 127, 0, 0, 1, 0, 1 } };
+	CHECK_EQ(nvm_vm_input_packet(vm, pkt, sizeof(pkt), &from), 0);
+	CHECK_EQ(nvm_vm_progress(vm, 4), 1);
+	CHECK_EQ(peek1(vm, 3, "got", 0), 1234);
+	pkt[0] ^= 1; /* not ours */
+	CHECK_EQ(nvm_vm_input_packet(vm, pkt, sizeof(pkt), &from), -EPROTO);
+	CHECK_EQ(nvm_vm_input_packet(vm, pkt, 3, &from), -EPROTO);
+	nvm_vm_free(vm);
+}
+
 static void all(void)
 {
 	RUN(arithmetic_and_precedence);
@@ -334,6 +354,7 @@ static void all(void)
 	RUN(display_buffer_keeps_order_and_program);
 	RUN(features_pdl_in_order_receiver);
 	RUN(programs_reach_the_host_by_send_to_0_and_reply);
+	RUN(transport_hands_packets_to_the_vm);
 }
 
 int main(void)
