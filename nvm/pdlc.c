@@ -50,6 +50,34 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* After "file:LINE:COL: error: ...", show the source line and a caret. */
+static void show_context(const char *err, const char *src, size_t len)
+{
+	const char *p = strstr(err, ": error: ");
+	if (!p)
+		return;
+	const char *q = p;
+	while (q > err && q[-1] != ':')
+		q--; /* start of COL */
+	const char *r = q - 1;
+	while (r > err && r[-1] != ':')
+		r--; /* start of LINE */
+	long line = strtol(r, NULL, 10), col = strtol(q, NULL, 10);
+	if (line < 1 || col < 1)
+		return;
+	size_t i = 0;
+	for (long l = 1; l < line && i < len; i++)
+		if (src[i] == '\n')
+			l++;
+	size_t e = i;
+	while (e < len && src[e] != '\n')
+		e++;
+	fprintf(stderr, "  %.*s\n  ", (int)(e - i), src + i);
+	for (long c = 1; c < col && i + (size_t)c - 1 < e; c++)
+		fputc(src[i + c - 1] == '\t' ? '\t' : ' ', stderr);
+	fputs("^\n", stderr);
+}
+
 static int is_module(const char *buf, size_t len)
 {
 	return len >= 4 && memcmp(buf, "NVMM", 4) == 0;
@@ -129,8 +157,10 @@ int main(int argc, char **argv)
 			nvm_module_free(m);
 	} else {
 		rc = pdl_compile(in, src, len, &m, err, sizeof(err));
-		if (rc)
+		if (rc) {
 			fprintf(stderr, "%s\n", err);
+			show_context(err, src, len);
+		}
 	}
 	free(src);
 	if (rc)
