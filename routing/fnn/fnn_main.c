@@ -31,7 +31,8 @@ static void usage(FILE *f)
 		"  addrs    TABLE                             default host/NIC address map\n"
 		"  routes   TABLE [--pattern P]... [--addrs MAP] [--table | --script-dir DIR]\n"
 		"           basic routing: machine table, or one `ip` script per host\n"
-		"  advanced TABLE [--mac]                     packed NIC-tuple tables and sizes\n"
+		"  advanced TABLE [--mac [--addrs MAP]]       packed NIC-tuple tables and sizes;\n"
+		"           --mac: the MAC-lookup variant (peer MAC per local NIC)\n"
 		"  stripe   TABLE ME PEER [--addrs MAP]       NIC pairs ME stripes over to PEER\n"
 		"patterns: grid:RxC row:RxC col:RxC ring all file:PATH, optional @WEIGHT\n"
 		"GA options: --seed N --threads N --population N --keep N --cross N --fudge N\n"
@@ -389,6 +390,25 @@ out_d:
 	return rc;
 }
 
+/* The MAC-lookup variant: for each (a, b), per local NIC of a, the MAC to send to. */
+static int print_mac_table(const struct fnn_design *d, const struct fnn_advanced *t,
+			   const struct fnn_addrmap *m, FILE *f)
+{
+	fprintf(f, "# fnn-advanced-mac: a b: peer MAC per local NIC (- where not shared)\n");
+	for (int a = 0; a < d->npcs; a++)
+		for (int b = 0; b < d->npcs; b++) {
+			if (a == b)
+				continue;
+			fprintf(f, "%d %d:", a, b);
+			for (int k = 0; k < fnn_design_nics(d, a); k++) {
+				const struct fnn_nic_addr *x = fnn_addr(m, b, fnn_advanced_remote(t, a, b, k));
+				fprintf(f, " %s", x ? x->mac : "-");
+			}
+			fputc('\n', f);
+		}
+	return ferror(f) ? 1 : 0;
+}
+
 static int cmd_advanced(const struct opts *o, const char *table)
 {
 	struct fnn_design d;
@@ -406,7 +426,17 @@ static int cmd_advanced(const struct opts *o, const char *table)
 			"MAC-lookup variant %zu bytes\n", fnn_advanced_node_bytes(&t), t.bits,
 			t.bytes, macb);
 		FILE *f = open_out(o);
-		rc = f ? (fnn_advanced_print(&t, f) ? 1 : 0) | close_out(o, f) : 1;
+		if (f && o->mac) {
+			struct fnn_addrmap m;
+			rc = load_addrs(o, &d, &m);
+			if (!rc) {
+				rc = print_mac_table(&d, &t, &m, f);
+				fnn_addrmap_free(&m);
+			}
+			rc |= close_out(o, f);
+		} else {
+			rc = f ? (fnn_advanced_print(&t, f) ? 1 : 0) | close_out(o, f) : 1;
+		}
 		fnn_advanced_free(&t);
 	}
 	fnn_design_free(&d);
