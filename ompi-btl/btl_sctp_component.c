@@ -244,6 +244,43 @@ static bool sctp_argv_has(char **argv, const char *s)
 }
 
 /*
+ * Does interface idx with IPv4 address addr (host order) match one of nets: a device name, or
+ * an address with an optional /prefix ("127.0.0.1/8" matches 127.x.y.z, as in btl tcp)?
+ */
+static bool sctp_if_matches(int idx, uint32_t addr, char **nets)
+{
+	char name[64] = "";
+
+	(void)opal_ifindextoname(idx, name, sizeof(name));
+	for (; NULL != nets && NULL != *nets; nets++) {
+		char net[64], *slash;
+		struct in_addr in;
+		int bits = 32;
+		uint32_t mask;
+
+		if (strpbrk(*nets, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")) {
+			if (0 == strcmp(*nets, name))
+				return true;
+			continue;
+		}
+		snprintf(net, sizeof(net), "%s", *nets);
+		if (NULL != (slash = strchr(net, '/'))) {
+			*slash = '\0';
+			bits = atoi(slash + 1);
+		}
+		if (1 != inet_pton(AF_INET, net, &in) || bits < 0 || bits > 32) {
+			opal_output(0, "btl sctp: ignoring \"%s\" in an interface list: neither a "
+				    "device nor an IPv4 network", *nets);
+			continue;
+		}
+		mask = 0 == bits ? 0 : 0xffffffffu << (32 - bits);
+		if ((addr & mask) == (ntohl(in.s_addr) & mask))
+			return true;
+	}
+	return false;
+}
+
+/*
  * The comma-separated IPv4 address list the core binds, from if_include/if_exclude as tcp
  * computes its interfaces. *out is NULL when the core should decide (config_file).
  */
@@ -268,14 +305,11 @@ static int sctp_component_addrs(char **out)
 	for (idx = opal_ifbegin(); idx >= 0 && n < SCTPT_MAX_ADDRS; idx = opal_ifnext(idx)) {
 		struct sockaddr_storage ss;
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-		int kidx = opal_ifindextokindex(idx);
-		bool match;
 
 		if (OPAL_SUCCESS != opal_ifindextoaddr(idx, (struct sockaddr *)&ss, sizeof(ss)) ||
 		    AF_INET != ss.ss_family)
 			continue;
-		match = NULL != nets && OPAL_SUCCESS == opal_ifmatches(kidx, nets);
-		if (match != include)
+		if (sctp_if_matches(idx, ntohl(sin->sin_addr.s_addr), nets) != include)
 			continue;
 		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
 		if (sctp_argv_has(addrs, ip))
