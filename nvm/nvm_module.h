@@ -4,7 +4,7 @@
  * code is safe to run is nvm_verify's job.
  *
  * File layout (all integers little-endian):
- *   "NVMM" u16 version(=1) u16 flags(=0)
+ *   "NVMM" u16 version(=NVM_MODULE_VERSION) u16 flags(=0)
  *   u8 namelen, name bytes                 program name (<= 31 bytes)
  *   u32 data_words                         size of the data section in 64-bit words
  *   u32 init_pc                            NVM_NO_PC when there is no BEGIN block
@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define NVM_MODULE_VERSION 1
+#define NVM_MODULE_VERSION 2 /* 2: MSGB added (opcodes renumbered) */
 #define NVM_NAME_MAX 31
 #define NVM_NO_PC 0xffffffffu
 #define NVM_ADDR_MAX 16          /* bytes in an AT address */

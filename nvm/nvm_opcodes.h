@@ -70,6 +70,7 @@
 	X(GET,     NONE, 4, 0, NEXT,   "p off seg n -> ; copy n bytes segment seg at off -> data p") \
 	X(GETMSG,  NONE, 3, 0, NEXT,   "p off n -> ; copy n bytes of the message payload at off -> data p") \
 	X(MSGW,    NONE, 1, 1, NEXT,   "i -> w ; 64-bit word i of the message payload, checked") \
+	X(MSGB,    NONE, 1, 1, NEXT,   "i -> b ; byte i of the message payload (0..255), checked") \
 	X(MSGLEN,  NONE, 0, 1, NEXT,   "-> n ; payload length of the message in bytes (0 outside MESSAGE)") \
 	X(SENDER,  NONE, 0, 1, NEXT,   "-> prog ; program id of the sender (0 = host)") \
 	X(SELF,    NONE, 0, 1, NEXT,   "-> prog ; this program's id") \

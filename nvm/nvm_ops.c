@@ -202,6 +202,16 @@ int nvm_op_msgw(struct nvm_exec *x, int64_t i, int64_t *out)
 	return 0;
 }
 
+int nvm_op_msgb(struct nvm_exec *x, int64_t i, int64_t *out)
+{
+	if (!x->msg)
+		return NVM_F_MSG;
+	if (i < 0 || (uint64_t)i >= x->msg->len)
+		return NVM_F_REGION;
+	*out = x->msg->data[i];
+	return 0;
+}
+
 int64_t nvm_op_msglen(struct nvm_exec *x)
 {
 	return x->msg ? x->msg->len : 0;

@@ -182,6 +182,7 @@ int NVM_RUN_FN(struct nvm_exec *x, uint32_t pc)
 			vmbreak;
 		}
 		vmcase(MSGW) CHECK(nvm_op_msgw(x, sp[-1], &sp[-1])); ip += 1; vmbreak;
+		vmcase(MSGB) CHECK(nvm_op_msgb(x, sp[-1], &sp[-1])); ip += 1; vmbreak;
 		vmcase(MSGLEN) *sp++ = nvm_op_msglen(x); ip += 1; vmbreak;
 		vmcase(SENDER) *sp++ = nvm_op_sender(x); ip += 1; vmbreak;
 		vmcase(SELF) *sp++ = nvm_op_self(x); ip += 1; vmbreak;

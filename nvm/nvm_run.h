@@ -51,6 +51,7 @@ int nvm_op_deliver(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int6
 int nvm_op_get(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int64_t n);
 int nvm_op_getmsg(struct nvm_exec *x, int64_t p, int64_t off, int64_t n);
 int nvm_op_msgw(struct nvm_exec *x, int64_t i, int64_t *out);
+int nvm_op_msgb(struct nvm_exec *x, int64_t i, int64_t *out);
 int64_t nvm_op_msglen(struct nvm_exec *x);
 int64_t nvm_op_sender(struct nvm_exec *x);
 int64_t nvm_op_self(struct nvm_exec *x);

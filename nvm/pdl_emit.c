@@ -207,9 +207,11 @@ static void expr(struct emitter *g, const struct pdl_expr *e)
 		op(g, NVM_OP_SENDER);
 		return;
 	case PDL_E_FIELD:
+	case PDL_E_BYTE:
 	case PDL_E_LOCKED:
 		expr(g, e->a);
-		op(g, e->kind == PDL_E_FIELD ? NVM_OP_MSGW : NVM_OP_LOCKED);
+		op(g, e->kind == PDL_E_FIELD ? NVM_OP_MSGW :
+		      e->kind == PDL_E_BYTE ? NVM_OP_MSGB : NVM_OP_LOCKED);
 		return;
 	}
 }

@@ -19,7 +19,7 @@
 	X(ELSE, "else") X(WHILE, "while") X(DO, "do") X(SEND, "send") X(LEN, "len") \
 	X(AS, "as") X(TO, "to") X(AT, "at") X(AWAIT, "await") X(DELIVER, "deliver") \
 	X(OFFSET, "offset") X(INTO, "into") X(GET, "get") X(FROM, "from") X(CLOCK, "clock") \
-	X(DISPLAY, "display") X(STOP, "stop") X(REPLY, "reply") X(FIELD, "field") \
+	X(DISPLAY, "display") X(STOP, "stop") X(REPLY, "reply") X(FIELD, "field") X(BYTE, "byte") \
 	X(MSGLEN, "msglen") X(SENDER, "sender") X(FLAG, "flag") X(UNLOCK, "unlock") \
 	X(LOCKED, "locked") X(AND, "and") X(OR, "or") X(NOT, "not") X(MOD, "mod")
 

@@ -298,9 +298,11 @@ static struct pdl_expr *primary(struct parser *p)
 		next(p);
 		return mk(p, PDL_E_SENDER, &t);
 	case PDL_T_FIELD:
+	case PDL_T_BYTE:
 	case PDL_T_LOCKED:
 		next(p);
-		e = mk(p, t.kind == PDL_T_FIELD ? PDL_E_FIELD : PDL_E_LOCKED, &t);
+		e = mk(p, t.kind == PDL_T_FIELD ? PDL_E_FIELD :
+			  t.kind == PDL_T_BYTE ? PDL_E_BYTE : PDL_E_LOCKED, &t);
 		e->a = paren_arg(p);
 		return e;
 	default:

@@ -19,7 +19,7 @@
  *   expr     = or-expression over: OR; AND; NOT; = == <> != < <= > >=;
  *              | ^; &; << >>; + -; * / % MOD; unary - ~; primary
  *   primary  = number | name | name '[' expr ']' | '(' expr ')' | CLOCK | MSGLEN
- *            | SENDER | FIELD '(' expr ')' | LOCKED '(' expr ')'
+ *            | SENDER | FIELD '(' expr ')' | BYTE '(' expr ')' | LOCKED '(' expr ')'
  */
 #ifndef PDL_PARSE_H
 #define PDL_PARSE_H
@@ -32,7 +32,7 @@
 
 enum pdl_expr_kind {
 	PDL_E_NUM, PDL_E_VAR, PDL_E_BIN, PDL_E_NEG, PDL_E_BNOT, PDL_E_LNOT, PDL_E_AND, PDL_E_OR,
-	PDL_E_CLOCK, PDL_E_MSGLEN, PDL_E_SENDER, PDL_E_FIELD, PDL_E_LOCKED
+	PDL_E_CLOCK, PDL_E_MSGLEN, PDL_E_SENDER, PDL_E_FIELD, PDL_E_BYTE, PDL_E_LOCKED
 };
 
 struct pdl_expr {

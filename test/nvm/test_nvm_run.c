@@ -96,8 +96,9 @@ TEST(message_fields_msglen_sender_and_getmsg)
 {
 	struct nvm_vm *vm = vm_new(0);
 	load_run(vm, 1,
-		 "PROGRAM t: VAR f0, f1, n, who, copy[3]; TRIGGERS 3;\n"
+		 "PROGRAM t: VAR f0, f1, n, who, copy[3], b0, b8, be; TRIGGERS 3;\n"
 		 "MESSAGE 3: BEGIN f0 = FIELD(0); f1 = FIELD(1); n = MSGLEN; who = SENDER;\n"
+		 "  b0 = BYTE(0); b8 = BYTE(8); be = BYTE(16) << 8 | BYTE(17);\n"
 		 "  GET copy[1] OFFSET 8 FROM MESSAGE LEN 16; END;\n"
 		 "END;");
 	int64_t msg[3] = { 11, -22, 33 };
@@ -108,6 +109,9 @@ TEST(message_fields_msglen_sender_and_getmsg)
 	CHECK_EQ(peek1(vm, 1, "who", 0), NVM_HOST_PROG);
 	CHECK_EQ(peek1(vm, 1, "copy", 1), -22);
 	CHECK_EQ(peek1(vm, 1, "copy", 2), 33);
+	CHECK_EQ(peek1(vm, 1, "b0", 0), 11);
+	CHECK_EQ(peek1(vm, 1, "b8", 0), (uint8_t)-22);
+	CHECK_EQ(peek1(vm, 1, "be", 0), 33 << 8);
 	nvm_vm_free(vm);
 }
 
@@ -172,6 +176,7 @@ TEST(faults_unload_the_program_and_say_why)
 	CHECK_EQ(fault_of("PROGRAM t: VAR a; TRIGGERS 1; MESSAGE 1: a = FIELD(0); END;", 1),
 		 NVM_F_REGION);
 	CHECK_EQ(fault_of("PROGRAM t: VAR a; BEGIN a = FIELD(0); END; END;", -1), NVM_F_MSG);
+	CHECK_EQ(fault_of("PROGRAM t: VAR a; TRIGGERS 1; MESSAGE 1: a = BYTE(0); END;", 1), NVM_F_REGION);
 	CHECK_EQ(fault_of("PROGRAM t: VAR m[2]; BEGIN REPLY m LEN 8 AS 1; END; END;", -1), NVM_F_MSG);
 	CHECK_EQ(fault_of("PROGRAM t: VAR m[2], t; BEGIN t = 70000; SEND m LEN 8 AS t TO 1; END; END;", -1),
 		 NVM_F_MSG);
