@@ -20,4 +20,11 @@ if "$PDLC" "$tmp/bad.pdl" 2> "$tmp/err.txt"; then fail "bad.pdl compiled"; fi
 grep -q "bad.pdl:3:7: error: 'y' is not declared" "$tmp/err.txt" || { cat "$tmp/err.txt"; fail "error format"; }
 printf 'garbage' > "$tmp/x.nvm"
 if "$PDLC" --disasm "$tmp/x.nvm" 2>/dev/null; then fail "garbage accepted"; fi
+# The README's instruction table is the one nvm_opcodes.h generates.
+readme="$PDL_DIR/../../../nvm/README.md"
+if [ -f "$readme" ]; then
+	"$PDLC" --opcodes | sed 's/^/    /' > "$tmp/ops.txt"
+	grep -F -x -f "$tmp/ops.txt" "$readme" > "$tmp/found.txt"
+	cmp -s "$tmp/ops.txt" "$tmp/found.txt" || fail "nvm/README.md opcode table is stale: paste 'pdlc --opcodes'"
+fi
 echo "ok   pdlc cli"
