@@ -4,8 +4,9 @@
 # table: routing time, invalid pairs, deadlock (CDG cycle), and max / mean routes per link
 # per pattern, all measured by the same tool (ftroute --load-lft) on the same tables.
 #
-# usage: bench_opensm.sh [-q] [-f "name:spec ..."] [-d "0 1 5 10"] [-o DIR]
+# usage: bench_opensm.sh [-q] [-f "nodes:spec ..."] [-d "0 1 5 10"] [-e "ftree updn dfsssp"] [-o DIR]
 #   -q  quick: only the 512- and 648-node fabrics
+#   -e  OpenSM engines to run (dfsssp takes tens of minutes at 11,664 nodes)
 # Environment: FTROUTE (path to ftroute), FT_SEED (degradation seed, default 1).
 # OpenSM's time is read from its log: from "building routing with" to the next sweep step
 # (routing plus LFT construction, no discovery, no upload). Ours is the engine alone.
@@ -16,14 +17,16 @@ FTROUTE=${FTROUTE:-$here/../../_build/fattree/routing/fattree/ftroute}
 ft_have_opensm || { echo "opensm and ibsim-utils are needed" >&2; exit 2; }
 FABRICS="512:3;8,8,8;1,8,8;1,1,1 648:rlft:2:36 1944:3;18,18,6;1,18,18;1,1,1 11664:rlft:3:36"
 DEGR="0 1 5 10"
+OSM_ENGINES="ftree updn dfsssp"
 OUT=
-while getopts qf:d:o: o; do
+while getopts qf:d:e:o: o; do
 	case $o in
 	q) FABRICS="512:3;8,8,8;1,8,8;1,1,1 648:rlft:2:36" ;;
 	f) FABRICS=$OPTARG ;;
 	d) DEGR=$OPTARG ;;
+	e) OSM_ENGINES=$OPTARG ;;
 	o) OUT=$OPTARG ;;
-	*) sed -n '2,11p' "$0"; exit 2 ;;
+	*) sed -n '2,12p' "$0"; exit 2 ;;
 	esac
 done
 [ -n "$OUT" ] || OUT=$(mktemp -d /tmp/ft_bench.XXXXXX)
@@ -80,7 +83,7 @@ for fab in $FABRICS; do
 		nsw=$(sed -n 's/.*switches=\([0-9]*\).*/\1/p' "$d/gen.out" | head -1)
 		ft_ibsim_start "$d/fabric.net" "$d/ibsim.log" -N $((n + nsw + 64)) -S $((nsw + 64)) \
 			-P $(((n + nsw * 80) + 64)) || { echo "ibsim failed on $d" >&2; exit 1; }
-		for e in ftree updn dfsssp; do
+		for e in $OSM_ENGINES; do
 			ft_opensm "$d/osm_$e" "$d/cache" "$d/osm_$e.log" -R "$e" -D 0x45
 			tm=$(osm_route_time "$d/osm_$e.log")
 			name=$e
