@@ -15,8 +15,6 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
-void mca_btl_sctp_component_flush_queues(void);
-
 mca_btl_sctp_module_t mca_btl_sctp_module = {
 	.super = {
 		.btl_component = &mca_btl_sctp_component.super,

@@ -79,6 +79,8 @@ OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
 
 /* component */
 int mca_btl_sctp_component_progress(void);
+/* Drops what the queues hold without calling ob1 (after the module was finalized). */
+void mca_btl_sctp_component_flush_queues(void);
 bool mca_btl_sctp_finalizing(void);
 void mca_btl_sctp_report_peer_lost(struct mca_btl_base_endpoint_t *endpoint, int error,
 				   const char *what);

@@ -537,8 +537,6 @@ int mca_btl_sctp_component_progress(void)
 	return (count > 0 ? count : 0) + sctp_drain();
 }
 
-/* Drops what the queues hold without calling ob1 (after the module was finalized). */
-void mca_btl_sctp_component_flush_queues(void);
 void mca_btl_sctp_component_flush_queues(void)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
