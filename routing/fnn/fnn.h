@@ -170,7 +170,8 @@ struct fnn_ga_params {
 	double seconds;       /* time limit for the whole run; 0 = none */
 	int scaled;           /* run the scaled-down connectivity phase first */
 	long scaled_generations; /* per scaled-down size */
-	int stop_at_bound;    /* stop once connected and at the links bound */
+	int stop_at_bound;    /* with patterns too, stop once connected and at the bound
+			       * (without patterns that is the proven optimum, always a stop) */
 	int verbose;          /* progress on stderr */
 	/* Called on every new best (may be NULL).  */
 	void (*on_best)(void *arg, long gen, double secs, int64_t disconnected,
@@ -188,8 +189,14 @@ struct fnn_ga_result {
 	int optimal;          /* stopped on a proven optimum */
 };
 
+/* seed 1, 1 thread, population 160, KEEP 32, CROSS 48, FUDGE 4, 1..3 mutations,
+ * 20000 generations, no time limit, scaled phase on (300 generations per size). */
 void fnn_ga_defaults(struct fnn_ga_params *gp);
-/* Search; on success *out holds the best design (real PCs and switches only). */
+/*
+ * Search; on success *out holds the best design (real PCs and switches only, ports from
+ * p).  Progress on stderr if gp->verbose.  The same seed gives the same design for any
+ * thread count.  w may be NULL (connectivity and links only).  0 or -errno.
+ */
 int fnn_design_search(const struct fnn_problem *p, const struct fnn_weights *w,
 		      const struct fnn_ga_params *gp, struct fnn_design *out,
 		      struct fnn_ga_result *res);
