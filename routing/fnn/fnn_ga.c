@@ -104,7 +104,15 @@ static void make_mutant(struct run *r, int i)
 	int extra = guided ? (int)(r->sc[src].disc / 32) : 0;
 	for (int k = 0; k < extra && k < 32; k++)
 		fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, 1, &rng);
+	/* nearly connected: the last pairs need exchanges that break others first, so
+	 * follow a guided exchange with up to three aimed at the pairs it broke */
 	evaluate(r, buf);
+	for (int k = 0; guided && r->sc[src].disc <= 8 && k < 3; k++) {
+		if (r->sc[buf].disc < r->sc[src].disc)
+			break;
+		fnn_ga_mutate_guided(r->pb, &r->g[buf], &r->bad[(size_t)buf * r->pb->npcs], 0, &rng);
+		evaluate(r, buf);
+	}
 }
 
 static void run_job(struct run *r, int t)
