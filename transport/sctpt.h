@@ -111,6 +111,9 @@ struct sctpt_config {
 	int path_max_retrans;    /* failed sends before a path is declared down (3) */
 	int assoc_max_retrans;   /* ... before the peer is declared lost (8) */
 	size_t sndbuf, rcvbuf;   /* socket buffers (4 MiB each) */
+	int sack_delay_ms;       /* delayed SACK timer (10); each direction has its own
+				  * association, so SACKs never ride on reverse data */
+	int sack_freq;           /* SACK every this many packets (1) */
 	struct sctpt_ops ops;
 };
 

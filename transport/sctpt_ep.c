@@ -43,6 +43,8 @@ void sctpt_config_init(struct sctpt_config *c)
 	c->assoc_max_retrans = 8;
 	c->sndbuf = 4u << 20;
 	c->rcvbuf = 4u << 20;
+	c->sack_delay_ms = 10;
+	c->sack_freq = 1;
 }
 
 uint16_t sctpt_stream_default(uint32_t context, int32_t tag, uint16_t nstreams)

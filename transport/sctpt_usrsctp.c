@@ -171,8 +171,9 @@ static int configure_socket(struct sctpt_ep *ep, struct socket *so)
 	struct sctp_assoc_value ss = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_SS_ROUND_ROBIN};
 	/* SACKs cannot ride on reverse data (each direction has its own association): keep the
 	 * delay short so senders free their buffers and close() is not held up for 200 ms. */
-	struct sctp_sack_info sack = {.sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = 10,
-				      .sack_freq = 2};
+	struct sctp_sack_info sack = {.sack_assoc_id = SCTP_FUTURE_ASSOC,
+				      .sack_delay = (uint32_t)c->sack_delay_ms,
+				      .sack_freq = (uint32_t)c->sack_freq};
 	uint16_t ev_types[] = {SCTP_ASSOC_CHANGE, SCTP_PEER_ADDR_CHANGE, SCTP_SEND_FAILED_EVENT,
 			       SCTP_REMOTE_ERROR, SCTP_SHUTDOWN_EVENT};
 
