@@ -56,6 +56,7 @@ struct mca_btl_sctp_component_t {
 	int hb_interval;
 	int path_max_retrans, assoc_max_retrans;
 	int sndbuf, rcvbuf;
+	int sack_delay, sack_freq;
 	bool stream_per_tag;     /* spread ob1 matching traffic over streams by (context, tag) */
 	int free_list_num, free_list_max, free_list_inc;
 

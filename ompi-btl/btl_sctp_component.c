@@ -152,6 +152,11 @@ static int sctp_component_register(void)
 		&c->sndbuf);
 	reg_int("rcvbuf", "SCTP receive buffer size in bytes", (int)def.rcvbuf, OPAL_INFO_LVL_4,
 		&c->rcvbuf);
+	reg_int("sack_delay", "SCTP delayed-SACK timer in ms (each direction has its own "
+		"association, so SACKs never ride on reverse data)", def.sack_delay_ms,
+		OPAL_INFO_LVL_5, &c->sack_delay);
+	reg_int("sack_freq", "SCTP sends a SACK every this many packets", def.sack_freq,
+		OPAL_INFO_LVL_5, &c->sack_freq);
 	reg_bool("stream_per_tag",
 		 "Choose the SCTP stream of each message from ob1's communicator and tag (and "
 		 "data fragments from their request), so unrelated messages never wait behind a "
@@ -598,6 +603,8 @@ static int sctp_open_endpoint(void)
 	cfg.assoc_max_retrans = c->assoc_max_retrans;
 	cfg.sndbuf = (size_t)c->sndbuf;
 	cfg.rcvbuf = (size_t)c->rcvbuf;
+	cfg.sack_delay_ms = c->sack_delay;
+	cfg.sack_freq = c->sack_freq;
 	cfg.ops.recv = sctp_recv;
 	cfg.ops.recv_buf = sctp_recv_buf;
 	cfg.ops.send_done = sctp_send_done;
