@@ -221,7 +221,7 @@ int fnn_addrmap_parse(struct fnn_addrmap *m, const char *text, size_t len, char 
 		      size_t errlen);
 int fnn_addrmap_load(struct fnn_addrmap *m, const char *path, char *err, size_t errlen);
 /* Default plan: NIC on switch s of PC p is 10.(s+1).((p+1)>>8).((p+1)&255)/16 on eth<nic>,
- * MAC 02:f0:00:<s>:<(p+1)>>8>:<(p+1)&255>. */
+ * MAC 02:f0:<s>>8>:<s&255>:<(p+1)>>8>:<(p+1)&255>; -E2BIG past 254 switches. */
 int fnn_addrmap_default(struct fnn_addrmap *m, const struct fnn_design *d);
 int fnn_addrmap_print(const struct fnn_addrmap *m, FILE *out);
 const struct fnn_nic_addr *fnn_addr(const struct fnn_addrmap *m, int pc, int nic);

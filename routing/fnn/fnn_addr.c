@@ -36,6 +36,9 @@ const struct fnn_nic_addr *fnn_addr(const struct fnn_addrmap *m, int pc, int nic
 
 int fnn_addrmap_default(struct fnn_addrmap *m, const struct fnn_design *d)
 {
+	/* one 10.(s+1).0.0/16 subnet per switch, hosts 1..65534 */
+	if (d->nswitches > 254 || d->npcs > 65534)
+		return -E2BIG;
 	int rc = addrmap_alloc(m, d->npcs, FNN_MAX_NICS);
 	if (rc)
 		return rc;

@@ -296,8 +296,8 @@ static void report(struct search *s, const struct run *r, const char *what)
 		s->gp->on_best(s->gp->arg, r->gen, secs, b->disc, b->links / pairs, b->pattern);
 }
 
-/* Try scaled-down sizes 4, 6, 8, ... until one is connected; returns the solved run's
- * size (its population left in *small_run / *small_pb) or 0. */
+/* Try scaled-down sizes 4, 6, 8, ... PCs until one is connected; returns that size, its
+ * run, problem and GA view left in *sr, *sp and *spb for scaling up; or 0. */
 static int scaled_phase(struct search *s, const struct fnn_problem *p, struct run *sr,
 			struct fnn_gaprob *spb, struct fnn_problem *sp)
 {

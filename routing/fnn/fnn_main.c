@@ -309,11 +309,22 @@ static int cmd_labels(const struct opts *o, const char *table)
 	return rc;
 }
 
+static int default_addrs(const struct fnn_design *d, struct fnn_addrmap *m)
+{
+	int rc = fnn_addrmap_default(m, d);
+	if (rc == -E2BIG)
+		fprintf(stderr, "fnn: the default address plan has one /16 per switch: %d switches "
+			"are more than 254; give --addrs MAP\n", d->nswitches);
+	else if (rc)
+		fprintf(stderr, "fnn: default address plan: %s\n", strerror(-rc));
+	return rc ? 1 : 0;
+}
+
 static int load_addrs(const struct opts *o, const struct fnn_design *d, struct fnn_addrmap *m)
 {
 	char err[600];
 	if (!o->addrs)
-		return fnn_addrmap_default(m, d) ? 1 : 0;
+		return default_addrs(d, m);
 	if (fnn_addrmap_load(m, o->addrs, err, sizeof(err))) {
 		fprintf(stderr, "fnn: %s\n", err);
 		return 1;
@@ -328,7 +339,7 @@ static int cmd_addrs(const struct opts *o, const char *table)
 	int rc = load_table(table, o->pcs, &d);
 	if (rc)
 		return rc;
-	rc = fnn_addrmap_default(&m, &d) ? 1 : 0;
+	rc = default_addrs(&d, &m);
 	if (!rc) {
 		FILE *f = open_out(o);
 		rc = f ? (fnn_addrmap_print(&m, f) ? 1 : 0) | close_out(o, f) : 1;
