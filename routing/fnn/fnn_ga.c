@@ -93,6 +93,8 @@ static void make_mutant(struct run *r, int i)
 		int op = fnn_rng_below(&rng, 10);
 		if (guided && op < 5)
 			fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, 0, &rng);
+		else if (!guided && r->pb->w && op < 4)
+			fnn_ga_mutate_pattern(r->pb, &r->g[buf], &rng);
 		else if (short_links && op < 2)
 			fnn_ga_mutate_ports(r->pb, &r->g[buf], &rng);
 		else if (op < 8)

@@ -77,6 +77,10 @@ int fnn_ga_mutate_ports(const struct fnn_gaprob *pb, struct fnn_genome *g, uint6
  * made only if that change is negative. */
 int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 			 const uint16_t *bad, int only_better, uint64_t *rng);
+/* With pattern weights: the best of FNN_GA_GUIDED_TRIES exchanges that bring a PC onto
+ * a switch of a PC it is weighted with, made only if no pair is disconnected by it and
+ * the pattern score rises. */
+int fnn_ga_mutate_pattern(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t *rng);
 /* child := a, then a random number of PCs forced to b's connections by exchanges. */
 int fnn_ga_crossover(const struct fnn_gaprob *pb, struct fnn_genome *child,
 		     const struct fnn_genome *a, const struct fnn_genome *b, uint64_t *rng);

@@ -533,6 +533,89 @@ int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 	return try_swap(pb, g, best_i, best_j);
 }
 
+/* Weighted links PC self (mask m) has with the real PCs, skipping PC skip. */
+static double weighted(const struct fnn_gaprob *pb, const struct fnn_genome *g,
+		       const uint64_t *m, int self, int skip)
+{
+	const float *w = &pb->w[(size_t)self * pb->npcs];
+	double sum = 0;
+	for (int p = 0; p < pb->npcs; p++) {
+		if (p == self || p == skip || w[p] == 0)
+			continue;
+		const uint64_t *mp = &g->mask[(size_t)p * pb->words];
+		int c = 0;
+		for (int k = 0; k < pb->words; k++)
+			c += __builtin_popcountll(m[k] & mp[k] & pb->realmask[k]);
+		sum += w[p] * c;
+	}
+	return sum;
+}
+
+/* Changes in disconnected pairs and pattern score if real PCs in slots i, j swapped. */
+static void pattern_delta(const struct fnn_gaprob *pb, const struct fnn_genome *g, int i,
+			  int j, int *ddisc, double *dpat)
+{
+	int a = g->occ[i], c = g->occ[j], s = pb->slot_sw[i], t = pb->slot_sw[j];
+	uint64_t ma[FNN_GA_MAXWORDS], mc[FNN_GA_MAXWORDS];
+	const uint64_t *oa = &g->mask[(size_t)a * pb->words], *oc = &g->mask[(size_t)c * pb->words];
+	memcpy(ma, oa, pb->words * sizeof(uint64_t));
+	memcpy(mc, oc, pb->words * sizeof(uint64_t));
+	ma[s / 64] ^= (UINT64_C(1) << (s % 64));
+	ma[t / 64] ^= (UINT64_C(1) << (t % 64));
+	mc[t / 64] ^= (UINT64_C(1) << (t % 64));
+	mc[s / 64] ^= (UINT64_C(1) << (s % 64));
+	*ddisc = swap_delta(pb, g, i, j);
+	/* the a-c pair keeps its count: they trade s and t, sharing neither before */
+	*dpat = weighted(pb, g, ma, a, c) - weighted(pb, g, oa, a, c) +
+		weighted(pb, g, mc, c, a) - weighted(pb, g, oc, c, a);
+}
+
+int fnn_ga_mutate_pattern(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t *rng)
+{
+	if (!pb->w || pb->npcs < 3 || pb->words > FNN_GA_MAXWORDS)
+		return 0;
+	int best_i = -1, best_j = -1;
+	double best = 0;
+	for (int q = 0; q < FNN_GA_GUIDED_TRIES; q++) {
+		/* a weighted pair (a, b): bring a onto one of b's switches it lacks */
+		int a = fnn_rng_below(rng, pb->npcs), b = -1, n = 0;
+		const float *w = &pb->w[(size_t)a * pb->npcs];
+		for (int k = 0; k < 8 && b < 0; k++) {
+			int p = fnn_rng_below(rng, pb->npcs);
+			if (p != a && w[p] > 0)
+				b = p;
+		}
+		if (b < 0)
+			continue;
+		int s1 = -1, s2 = -1;
+		for (int s = 0; s < pb->nsw; s++) {
+			int ha = HAS(pb, g, a, s), hb = HAS(pb, g, b, s);
+			if (hb && !ha && fnn_rng_below(rng, ++n) == 0)
+				s2 = s;
+		}
+		n = 0;
+		for (int s = 0; s < pb->nsw; s++)
+			if (HAS(pb, g, a, s) && !HAS(pb, g, b, s) && fnn_rng_below(rng, ++n) == 0)
+				s1 = s;
+		if (s1 < 0 || s2 < 0)
+			continue;
+		int span = pb->sw_first[s2 + 1] - pb->sw_first[s2];
+		int i = slot_of(pb, g, a, s1), j = pb->sw_first[s2] + fnn_rng_below(rng, span);
+		int c = g->occ[j];
+		if (c >= pb->npcs || c == b || HAS(pb, g, c, s1))
+			continue;
+		int dd;
+		double dp;
+		pattern_delta(pb, g, i, j, &dd, &dp);
+		if (dd <= 0 && dp > best) {
+			best = dp;
+			best_i = i;
+			best_j = j;
+		}
+	}
+	return best_i >= 0 && try_swap(pb, g, best_i, best_j);
+}
+
 /* Real NICs on switch s (dummy PCs not counted). */
 static int real_on(const struct fnn_gaprob *pb, const struct fnn_genome *g, int s)
 {

@@ -1,7 +1,9 @@
 /*
  * Every GA operator keeps the NIC and port constraints: over many random problems
  * (uneven NIC counts, too many and too few ports, so dummy PCs and dummy switches
- * appear) every mutation, guided mutation, crossover and scale-up leaves each PC with
+ * appear) every mutation (NIC swap, PC swap, guided, port move, pattern move; the pattern
+ * move never disconnects a pair nor lowers the pattern score), crossover and scale-up
+ * leaves each PC with
  * its NIC count on distinct switches and every switch with its port count.
  */
 #include "routing/fnn/fnn_ga.h"
@@ -45,7 +47,14 @@ static void operators_on_one_problem(uint64_t seed)
 	struct fnn_score sc;
 	uint16_t bad[64];
 	random_problem(&p, &rng);
-	CHECK(fnn_gaprob_init(&pb, &p, NULL) == 0);
+	/* a ring pattern, so the pattern move has pairs to work on */
+	float *w = calloc((size_t)p.npcs * p.npcs, sizeof(float));
+	CHECK(w != NULL);
+	for (int x = 0; x < p.npcs; x++) {
+		w[x * p.npcs + (x + 1) % p.npcs] = 1;
+		w[((x + 1) % p.npcs) * p.npcs + x] = 1;
+	}
+	CHECK(fnn_gaprob_init(&pb, &p, w) == 0);
 	CHECK(fnn_genome_alloc(&pb, &a) == 0 && fnn_genome_alloc(&pb, &b) == 0);
 	CHECK(fnn_genome_alloc(&pb, &c) == 0);
 	fnn_genome_set(&pb, &a, pb.init);
@@ -60,6 +69,12 @@ static void operators_on_one_problem(uint64_t seed)
 		CHECK(sc.disc >= 0 && 2 * sc.links <= pb.bound_num);
 		fnn_ga_mutate_guided(&pb, &a, bad, k & 1, &rng);
 		check_closed(&pb, &a);
+		struct fnn_score before, after;
+		fnn_ga_eval(&pb, &b, &before, NULL);
+		fnn_ga_mutate_pattern(&pb, &b, &rng);
+		check_closed(&pb, &b);
+		fnn_ga_eval(&pb, &b, &after, NULL);
+		CHECK(after.disc <= before.disc && after.pattern >= before.pattern);
 		fnn_ga_mutate_ports(&pb, &b, &rng);
 		check_closed(&pb, &b);
 		fnn_ga_mutate_nic(&pb, &b, &rng);
@@ -87,6 +102,7 @@ static void operators_on_one_problem(uint64_t seed)
 	fnn_genome_free(&b);
 	fnn_genome_free(&c);
 	fnn_gaprob_free(&pb);
+	free(w);
 	fnn_problem_free(&p);
 }
 
