@@ -196,6 +196,10 @@ static int configure_socket(struct sctpt_ep *ep, struct socket *so)
 			       "SCTP_PLUGGABLE_SS");
 	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack),
 			       "SCTP_DELAYED_SACK");
+	/* The default burst of 4 packets per SACK caps a 64000-byte-MTU path at ~256 MB/s. */
+	struct sctp_assoc_value burst = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = 64};
+	rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_MAX_BURST, &burst, sizeof(burst),
+			       "SCTP_MAX_BURST");
 	if (c->cmt) {
 		struct sctp_assoc_value cmt = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_CMT_RPV2};
 		rc = rc ? rc : set_opt(so, IPPROTO_SCTP, SCTP_CMT_ON_OFF, &cmt, sizeof(cmt),
