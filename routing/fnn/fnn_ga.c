@@ -102,9 +102,10 @@ static void make_mutant(struct run *r, int i)
 		else
 			fnn_ga_mutate_pc(r->pb, &r->g[buf], &rng);
 	}
-	/* far from connected: a short descent, one improving exchange per 32 lost pairs */
-	int extra = guided ? (int)(r->sc[src].disc / 32) : 0;
-	for (int k = 0; k < extra && k < 32; k++)
+	/* far from connected: a short descent, one improving exchange per
+	 * FNN_GA_DESCENT_PER disconnected pairs, at most FNN_GA_DESCENT */
+	int extra = guided ? (int)(r->sc[src].disc / FNN_GA_DESCENT_PER) : 0;
+	for (int k = 0; k < extra && k < FNN_GA_DESCENT; k++)
 		fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, 1, &rng);
 	/* nearly connected: the last pairs need exchanges that break others first, so
 	 * follow a guided exchange with up to three aimed at the pairs it broke */

@@ -15,6 +15,12 @@
 
 #define FNN_GA_MAXWORDS 17     /* mask words the guided mutation handles: 1088 switches */
 #define FNN_GA_GUIDED_TRIES 16 /* candidate exchanges a guided mutation compares */
+#ifndef FNN_GA_DESCENT
+#define FNN_GA_DESCENT 128     /* most improving exchanges a mutant far from connected takes */
+#endif
+#ifndef FNN_GA_DESCENT_PER
+#define FNN_GA_DESCENT_PER 32  /* ... one per this many disconnected pairs */
+#endif
 
 struct fnn_gaprob {
 	int npcs;          /* real PCs: 0 .. npcs-1 */
