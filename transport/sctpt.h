@@ -60,6 +60,8 @@ enum sctpt_event_type {
 	SCTPT_EV_PATH_UP,       /* a (local, remote) address pair became reachable */
 	SCTPT_EV_PATH_DOWN,     /* ... unreachable; traffic moves to the other paths */
 	SCTPT_EV_PATH_PRIMARY,  /* SCTP chose this path as the primary one */
+	SCTPT_EV_PEER_CLOSED,   /* the peer closed its endpoint in order (sctpt_close): all it
+				 * sent has arrived; sends to it now fail with -EPIPE */
 };
 
 struct sctpt_event {
@@ -147,7 +149,13 @@ struct sctpt_peer_stats {
 	uint64_t stream_msgs_sent[SCTPT_MAX_STREAMS];
 };
 
-enum sctpt_peer_state { SCTPT_PEER_IDLE, SCTPT_PEER_CONNECTING, SCTPT_PEER_UP, SCTPT_PEER_FAILED };
+enum sctpt_peer_state {
+	SCTPT_PEER_IDLE,
+	SCTPT_PEER_CONNECTING,
+	SCTPT_PEER_UP,
+	SCTPT_PEER_FAILED, /* lost: crashed, unreachable or misbehaving */
+	SCTPT_PEER_CLOSED, /* closed its endpoint in order */
+};
 
 void sctpt_config_init(struct sctpt_config *cfg);
 int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **ep);

@@ -301,7 +301,7 @@ static void txmsg_free(struct sctpt_txmsg *m)
 
 static void finish_tx(struct sctpt_ep *ep, struct sctpt_txmsg *m, int status, int notify)
 {
-	if (notify && ep->cfg.ops.send_done)
+	if (notify && !m->internal && ep->cfg.ops.send_done)
 		ep->cfg.ops.send_done(ep->cfg.ops.arg, m->cookie, status);
 	txmsg_free(m);
 }
@@ -392,7 +392,7 @@ static int push_peer(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txm
 {
 	uint16_t ns = ep->cfg.streams;
 	int sent = 0, idle = 0;
-	if (p->state == SCTPT_PEER_FAILED)
+	if (p->state == SCTPT_PEER_FAILED || p->state == SCTPT_PEER_CLOSED)
 		return 0;
 	while (p->tx_queued && idle < ns) {
 		uint16_t s = p->rr_next;
@@ -414,8 +414,9 @@ static void fail_peer(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
 {
 	if (p->state == SCTPT_PEER_FAILED)
 		return;
-	p->state = SCTPT_PEER_FAILED;
-	p->error = err;
+	int closed = p->state == SCTPT_PEER_CLOSED; /* its ABORT after CLOSE is no loss */
+	p->state = closed ? SCTPT_PEER_CLOSED : SCTPT_PEER_FAILED;
+	p->error = closed ? -EPIPE : err;
 	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
 		struct sctpt_txmsg *m = p->txq[s].head, *n;
 		for (; m; m = n) {
@@ -427,10 +428,24 @@ static void fail_peer(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
 	if (p->tx_queued)
 		ep->tx_peers--;
 	p->tx_queued = 0;
+	if (closed)
+		return;
 	char what[SCTPT_CARD_MAX + 64];
 	snprintf(what, sizeof(what), "peer %s lost: %s", p->card, strerror(-err));
 	sctpt_err(err, "%s", what);
 	emit(ep, SCTPT_EV_ASSOC_DOWN, p, err, -1, what);
+}
+
+/* The peer said CLOSE: whatever it sent has arrived or is arriving; nothing more will. */
+static void peer_closed(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	char what[SCTPT_CARD_MAX + 32];
+	if (p->state == SCTPT_PEER_FAILED || p->state == SCTPT_PEER_CLOSED)
+		return;
+	p->state = SCTPT_PEER_CLOSED;
+	p->error = -EPIPE;
+	snprintf(what, sizeof(what), "peer %s closed its endpoint", p->card);
+	emit(ep, SCTPT_EV_PEER_CLOSED, p, 0, -1, what);
 }
 
 int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t tag, unsigned flags,
@@ -455,6 +470,10 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	}
 	if (p->state == SCTPT_PEER_FAILED) {
 		rc = sctpt_err(-EPIPE, "peer %s is lost: %s", p->card, strerror(-p->error));
+		goto out;
+	}
+	if (p->state == SCTPT_PEER_CLOSED) {
+		rc = sctpt_err(-EPIPE, "peer %s has closed its endpoint", p->card);
 		goto out;
 	}
 	if (p->state == SCTPT_PEER_IDLE) {
@@ -667,6 +686,11 @@ static int begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t str
 	}
 	if (sctpt_hdr_decode(ep->stage, n, &c->hdr) != 0) {
 		protocol_error(ep, p, sctpt_last_error());
+		c->discard = 1;
+		return 0;
+	}
+	if (c->hdr.op == SCTPT_OP_CLOSE) {
+		peer_closed(ep, p);
 		c->discard = 1;
 		return 0;
 	}
@@ -1005,18 +1029,63 @@ static int sctpt_unacked(struct sctpt_ep *ep)
 	return n;
 }
 
+/* Queues our CLOSE (stream 0) to every peer we have sent to. */
+static void send_close(struct sctpt_ep *ep)
+{
+	LOCK(ep);
+	for (int i = 0; i < ep->npeers; i++) {
+		struct sctpt_peer *p = ep->peers[i];
+		struct sctpt_txmsg *m;
+		if ((p->state != SCTPT_PEER_UP && p->state != SCTPT_PEER_CONNECTING) ||
+		    !(m = calloc(1, sizeof(*m))))
+			continue;
+		m->internal = 1;
+		m->iov = m->iov_inline;
+		m->hdr.version = SCTPT_PROTO_VERSION;
+		m->hdr.op = SCTPT_OP_CLOSE;
+		m->hdr.flags = SCTPT_F_UNORDERED;
+		struct sctpt_txq *q = &p->txq[0];
+		if (q->tail)
+			q->tail->next = m;
+		else
+			q->head = m;
+		q->tail = m;
+		if (p->tx_queued++ == 0)
+			ep->tx_peers++;
+		if (push_peer(ep, p, NULL, NULL) < 0)
+			fail_peer(ep, p, -EPIPE);
+	}
+	UNLOCK(ep);
+}
+
+/* Progresses until nothing is queued (and, with acked, SCTP holds nothing unacknowledged),
+ * or until the deadline. */
+static void drain_until(struct sctpt_ep *ep, const struct timespec *deadline, int acked)
+{
+	struct timespec t;
+	while (sctpt_pending(ep, -1) || (acked && sctpt_unacked(ep))) {
+		sctpt_wait(ep, 10);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec > deadline->tv_sec ||
+		    (t.tv_sec == deadline->tv_sec && t.tv_nsec >= deadline->tv_nsec))
+			break;
+	}
+}
+
 void sctpt_close(struct sctpt_ep *ep)
 {
 	if (!ep)
 		return;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* flush what is queued and let SCTP deliver it, for at most 2 s */
-	while (!ep->nosock && (sctpt_pending(ep, -1) || sctpt_unacked(ep))) {
-		sctpt_wait(ep, 10);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (t1.tv_sec - t0.tv_sec >= 2)
-			break;
+	if (!ep->nosock) {
+		/* Everything queued first, then CLOSE behind it, then wait until SCTP has it all
+		 * acknowledged: 2 s for the data, 1 s more for the CLOSE. */
+		struct timespec deadline;
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += 2;
+		drain_until(ep, &deadline, 0);
+		send_close(ep);
+		deadline.tv_sec += 1;
+		drain_until(ep, &deadline, 1);
 	}
 	LOCK(ep);
 	if (!ep->nosock)

@@ -58,6 +58,7 @@ struct sctpt_txmsg {
 	struct iovec *iov;
 	struct iovec iov_inline[4];
 	void *cookie;
+	int internal;              /* ours (CLOSE): no send_done */
 };
 
 struct sctpt_txq {

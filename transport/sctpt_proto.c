@@ -60,8 +60,10 @@ int sctpt_hdr_decode(const uint8_t *buf, size_t len, struct sctpt_hdr *h)
 	if (h->version != SCTPT_PROTO_VERSION)
 		return sctpt_err(-EPROTO, "envelope version %u, expected %u", h->version,
 				 SCTPT_PROTO_VERSION);
-	if (h->op != SCTPT_OP_DATA)
+	if (h->op != SCTPT_OP_DATA && h->op != SCTPT_OP_CLOSE)
 		return sctpt_err(-EPROTO, "unknown envelope op %u", h->op);
+	if (h->op == SCTPT_OP_CLOSE && (h->msg_len != 0 || h->seq != 0))
+		return sctpt_err(-EPROTO, "CLOSE with a payload or a sequence number");
 	if ((h->flags & ~SCTPT_F_ALL) || buf[3] != 0)
 		return sctpt_err(-EPROTO, "reserved envelope bits set (flags 0x%x)", h->flags);
 	if (h->msg_len > SCTPT_MAX_MSG || h->offset > h->msg_len)

@@ -23,7 +23,9 @@
 #define SCTPT_MAX_MSG (1ull << 40) /* larger announced lengths are rejected as malformed */
 
 enum sctpt_op {
-	SCTPT_OP_DATA = 1, /* a message or one fragment of it */
+	SCTPT_OP_DATA = 1,  /* a message or one fragment of it */
+	SCTPT_OP_CLOSE = 2, /* the sender closes its endpoint: no more data will follow;
+			     * empty, stream 0, FIRST|LAST|UNORDERED */
 };
 
 #define SCTPT_F_FIRST 0x01     /* offset == 0 */

@@ -52,6 +52,14 @@ static void envelope_round_trip_and_rejections(void)
 	sctpt_hdr_encode(&h, bad);
 	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "unordered with seq accepted");
 
+	struct sctpt_hdr cl = {.version = 1, .op = SCTPT_OP_CLOSE,
+			       .flags = SCTPT_F_FIRST | SCTPT_F_LAST | SCTPT_F_UNORDERED};
+	sctpt_hdr_encode(&cl, bad);
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == 0 && d.op == SCTPT_OP_CLOSE, "CLOSE");
+	cl.msg_len = 5;
+	sctpt_hdr_encode(&cl, bad);
+	EXPECT(sctpt_hdr_decode(bad, sizeof(bad), &d) == -EPROTO, "CLOSE with payload accepted");
+
 	struct sctpt_hdr f = {.version = 1, .op = 1, .msg_len = 100, .offset = 0,
 			      .flags = SCTPT_F_FIRST};
 	EXPECT(sctpt_hdr_check_payload(&f, 60) == 0, "first fragment");
