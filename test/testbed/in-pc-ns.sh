@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# in-pc-ns.sh PROGRAM [ARGS...]: run one MPI rank inside the network namespace of its PC.
+#
+#   FNN_TB_PREFIX=tb123 mpirun ... --mca btl self,tcp --mca btl_tcp_if_include nic0,nic1 \
+#       test/testbed/in-pc-ns.sh ./prog
+#
+# The rank comes from OMPI_COMM_WORLD_RANK (Open MPI's mpirun), PMI_RANK (MPICH's
+# mpiexec) or PMIX_RANK; rank R runs in namespace <prefix>-pc<R>, or in the PC that
+# FNN_TB_PCS lists R-th ("3,5": rank 0 on PC 3, rank 1 on PC 5).  The prefix comes from
+# FNN_TB_PREFIX, or from FNN_TB_DIR (a state directory of fnn-cluster.sh).  Only the
+# network namespace changes (files and PIDs stay shared), so mpirun itself runs on the host.
+set -u
+die() { echo "in-pc-ns: $*" >&2; exit 127; }
+
+rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-}}}
+[ -n "$rank" ] || die "no OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK: run me under mpirun/mpiexec"
+prefix=${FNN_TB_PREFIX:-}
+if [ -z "$prefix" ] && [ -n "${FNN_TB_DIR:-}" ]; then
+	prefix=$(sed -n 's/^PREFIX=//p' "$FNN_TB_DIR/env" 2>/dev/null)
+fi
+[ -n "$prefix" ] || die "set FNN_TB_PREFIX (or FNN_TB_DIR) to the cluster's prefix"
+pc=$rank
+if [ -n "${FNN_TB_PCS:-}" ]; then
+	IFS=, read -r -a pcs <<<"$FNN_TB_PCS"
+	[ "$rank" -lt ${#pcs[@]} ] || die "rank $rank: FNN_TB_PCS=$FNN_TB_PCS has no entry for it"
+	pc=${pcs[$rank]}
+fi
+ns=$prefix-pc$pc
+[ -e "/run/netns/$ns" ] || die "rank $rank: namespace $ns does not exist"
+[ $# -ge 1 ] || die "usage: in-pc-ns.sh PROGRAM [ARGS...]"
+# Open MPI 4.1 + PMIx 4: the rank reaches mpirun's PMIx server over tcp4://127.0.0.1, not a
+# unix socket, so tb_nsrun (built next to the tests) relays that port into the namespace.
+nsrun=${FNN_TB_NSRUN:-$(dirname "$0")/tb_nsrun}
+[ -x "$nsrun" ] || nsrun=$(command -v tb_nsrun) || die "tb_nsrun not found: set FNN_TB_NSRUN"
+exec "$nsrun" "/run/netns/$ns" "$@"

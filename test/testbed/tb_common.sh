@@ -1,0 +1,66 @@
+# Shared by the testbed tests (source "$(dirname "$0")/tb_common.sh").  Environment from
+# Makefile.am: MPIRUN, HAVE_OMPI, FNN_TB_NSRUN, TB_PING, TB_ALLPAIRS.  Exit codes: 0 pass,
+# 1 fail, 77 skip.  Every cluster brought up here is taken down on exit; processes started
+# in the background are ended by PID.
+. "$(dirname "$0")/../common.sh"
+TB_SRC=$(cd "$(dirname "$0")" && pwd)
+CLUSTER="$TB_SRC/fnn-cluster.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+_tb_up=()
+tb_cleanup() {
+	local p
+	for p in "${_pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${_pids[@]}"; do wait "$p" 2>/dev/null; done
+	for p in "${_tb_up[@]}"; do timeout 60 "$CLUSTER" down --prefix "$p"; done
+	_tb_up=()
+}
+trap tb_cleanup EXIT
+
+need_testbed() {
+	[ "$(id -u)" -eq 0 ] || skip "the testbed needs root (network namespaces, tc, nft)"
+	local c
+	for c in ip tc nft nsenter timeout; do command -v $c >/dev/null || skip "$c missing"; done
+	need_netns
+	[ -x "${TB_PING:-}" ] || die "tb_ping not built (TB_PING=${TB_PING:-})"
+}
+
+need_mpi() {
+	[ "${HAVE_OMPI:-no}" = yes ] || skip "Open MPI headers not found: tb_allpairs not built"
+	[ -x "${MPIRUN:-}" ] || skip "mpirun not found"
+	[ -x "${TB_ALLPAIRS:-}" ] && [ -x "${FNN_TB_NSRUN:-}" ] || die "tb_allpairs or tb_nsrun not built"
+}
+
+# tb_up TAG TABLE [OPTIONS]: brings up a cluster with prefix t<pid><TAG> (call directly, not
+# in $(...): the list of clusters to take down lives in this shell).  Sets TB_PREFIX.
+tb_up() {
+	local tag=$1 table=$2; shift 2
+	TB_PREFIX="t$$$tag"
+	_tb_up+=("$TB_PREFIX")
+	timeout 60 "$CLUSTER" up "$table" --prefix "$TB_PREFIX" "$@" >/dev/null ||
+		die "fnn-cluster.sh up $table failed"
+	TB_DIR=/run/fnn-testbed/$TB_PREFIX
+}
+
+# tb_down: takes the last cluster down and checks nothing of it is left.
+tb_down() {
+	timeout 60 "$CLUSTER" down --prefix "$TB_PREFIX" || die "fnn-cluster.sh down $TB_PREFIX failed"
+	! ip netns list | grep -q "^$TB_PREFIX-" || die "namespaces of $TB_PREFIX left behind"
+	[ ! -e "$TB_DIR" ] || die "$TB_DIR left behind"
+	unset '_tb_up[-1]'
+}
+
+# tb_mpirun NP IFS TIMEOUT PROG ARGS...: NP ranks over btl self,tcp, one per PC namespace of
+# the cluster TB_PREFIX, btl tcp on the interfaces IFS (e.g. nic0,nic1).
+tb_mpirun() {
+	local np=$1 ifs=$2 t=$3; shift 3
+	FNN_TB_PREFIX=$TB_PREFIX timeout -k 10 "$t" "$MPIRUN" --allow-run-as-root --oversubscribe \
+		--bind-to none -np "$np" --mca pml ob1 --mca btl self,tcp \
+		--mca btl_tcp_if_include "$ifs" --mca btl_base_warn_component_unused 0 \
+		"$TB_SRC/in-pc-ns.sh" "$@" 2>&1
+}
+
+# check_allpairs OUTPUT NP: the program passed with every message intact.
+check_allpairs() {
+	echo "$1" | grep -q "^CHECK allpairs ranks $2 rounds [0-9]* messages [1-9][0-9]* bytes [0-9]* errors 0$"
+}
