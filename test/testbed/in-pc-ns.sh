@@ -7,7 +7,8 @@
 # The rank comes from OMPI_COMM_WORLD_RANK (Open MPI's mpirun), PMI_RANK (MPICH's
 # mpiexec) or PMIX_RANK; rank R runs in namespace <prefix>-pc<R>, or in the PC that
 # FNN_TB_PCS lists R-th ("3,5": rank 0 on PC 3, rank 1 on PC 5).  The prefix comes from
-# FNN_TB_PREFIX, or from FNN_TB_DIR (a state directory of fnn-cluster.sh).  Only the
+# FNN_TB_PREFIX, or from FNN_TB_DIR (a state directory of fnn-cluster.sh).  FNN_TB_IFS
+# ("nic0,nic1;nic2;...": the R-th entry for rank R) sets btl_tcp_if_include per rank.  Only the
 # network namespace changes (files and PIDs stay shared), so mpirun itself runs on the host.
 set -u
 die() { echo "in-pc-ns: $*" >&2; exit 127; }
@@ -24,6 +25,11 @@ if [ -n "${FNN_TB_PCS:-}" ]; then
 	IFS=, read -r -a pcs <<<"$FNN_TB_PCS"
 	[ "$rank" -lt ${#pcs[@]} ] || die "rank $rank: FNN_TB_PCS=$FNN_TB_PCS has no entry for it"
 	pc=${pcs[$rank]}
+fi
+if [ -n "${FNN_TB_IFS:-}" ]; then
+	IFS=';' read -r -a ifs <<<"$FNN_TB_IFS"
+	[ -n "${ifs[$rank]:-}" ] || die "rank $rank: FNN_TB_IFS=$FNN_TB_IFS has no entry for it"
+	export OMPI_MCA_btl_tcp_if_include="${ifs[$rank]}"
 fi
 ns=$prefix-pc$pc
 [ -e "/run/netns/$ns" ] || die "rank $rank: namespace $ns does not exist"

@@ -7,6 +7,9 @@ TB_SRC=$(cd "$(dirname "$0")" && pwd)
 CLUSTER="$TB_SRC/fnn-cluster.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# hard MESSAGE: a setup error, not a test result (exit 99: ERROR, even for an XFAIL test).
+hard() { echo "ERROR: $*" >&2; exit 99; }
+
 _tb_up=()
 tb_cleanup() {
 	local p
@@ -28,7 +31,7 @@ need_testbed() {
 need_mpi() {
 	[ "${HAVE_OMPI:-no}" = yes ] || skip "Open MPI headers not found: tb_allpairs not built"
 	[ -x "${MPIRUN:-}" ] || skip "mpirun not found"
-	[ -x "${TB_ALLPAIRS:-}" ] && [ -x "${FNN_TB_NSRUN:-}" ] || die "tb_allpairs or tb_nsrun not built"
+	[ -x "${TB_ALLPAIRS:-}" ] && [ -x "${FNN_TB_NSRUN:-}" ] || hard "tb_allpairs or tb_nsrun not built"
 }
 
 # tb_up TAG TABLE [OPTIONS]: brings up a cluster with prefix t<pid><TAG> (call directly, not
@@ -38,15 +41,15 @@ tb_up() {
 	TB_PREFIX="t$$$tag"
 	_tb_up+=("$TB_PREFIX")
 	timeout 60 "$CLUSTER" up "$table" --prefix "$TB_PREFIX" "$@" >/dev/null ||
-		die "fnn-cluster.sh up $table failed"
+		hard "fnn-cluster.sh up $table failed"
 	TB_DIR=/run/fnn-testbed/$TB_PREFIX
 }
 
 # tb_down: takes the last cluster down and checks nothing of it is left.
 tb_down() {
-	timeout 60 "$CLUSTER" down --prefix "$TB_PREFIX" || die "fnn-cluster.sh down $TB_PREFIX failed"
-	! ip netns list | grep -q "^$TB_PREFIX-" || die "namespaces of $TB_PREFIX left behind"
-	[ ! -e "$TB_DIR" ] || die "$TB_DIR left behind"
+	timeout 60 "$CLUSTER" down --prefix "$TB_PREFIX" || hard "fnn-cluster.sh down $TB_PREFIX failed"
+	! ip netns list | grep -q "^$TB_PREFIX-" || hard "namespaces of $TB_PREFIX left behind"
+	[ ! -e "$TB_DIR" ] || hard "$TB_DIR left behind"
 	unset '_tb_up[-1]'
 }
 
