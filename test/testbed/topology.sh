@@ -4,6 +4,8 @@
 # peer's address on it), and a PC never reaches a peer's address on a switch it is not on,
 # from any of its NICs, even with the destination forced on-link (the switches are separate
 # bridges and no PC forwards): so pairs that share no switch cannot reach each other at all.
+# With routing/fnn built, `fnn stripe A B --addrs` on the cluster's address plan must give
+# k rails to a pair sharing k switches, each of them reaching.
 . "$(dirname "$0")/tb_common.sh"
 need_testbed
 
@@ -42,9 +44,33 @@ check_design() {
 			done < <(awk -v a=$a '$1 == a { print $2, $3 }' "$nics")
 		done
 	done
+	[ -x "${FNN:-}" ] && check_stripes "$table" "$npcs"
 	echo "$table: $npcs PCs, $ok shared-switch paths reach, $no cross-switch probes fail," \
 		"$((apart / 2)) pairs share no switch"
 	tb_down
+}
+
+# check_stripes TABLE NPCS: routing/fnn's `fnn stripe A B --addrs` on the cluster's state
+# files gives each pair one rail per shared switch, and each rail's (local interface,
+# remote address) reaches.
+check_stripes() {
+	local a b rails want lif rip n=0
+	for ((a = 0; a < $2; a++)); do
+		for ((b = a + 1; b < $2; b++)); do
+			want=$(awk -v a=$a -v b=$b '$1 == a { sa[$3] = 1 } $1 == b { sb[$3] = 1 }
+				END { for (s in sa) if (s in sb) n++; print n + 0 }' "$TB_DIR/nics")
+			# (fnn stripe reports a pair sharing no switch as an error: no rails)
+			rails=$(timeout 10 "$FNN" stripe "$TB_DIR/table" $a $b --addrs "$TB_DIR/addrs" 2>&1) ||
+				[ "$want" -eq 0 ] || die "fnn stripe $a $b failed: $rails"
+			[ "$(echo "$rails" | grep -c '^switch')" -eq "$want" ] ||
+				die "$1: fnn stripe $a $b gives other rails than the $want shared switches: $rails"
+			while read -r lif rip; do
+				ping_ok "$TB_PREFIX-pc$a" "$lif" "$rip" || die "$1: rail $lif -> $rip of $a-$b does not reach"
+				n=$((n + 1))
+			done < <(echo "$rails" | sed -n 's/.*local nic [0-9]* (\(nic[0-9]*\) [0-9.]*) -> remote nic [0-9]* (\([0-9.]*\) .*/\1 \2/p')
+		done
+	done
+	echo "$1: fnn stripe gives every pair one rail per shared switch; all $n rails reach"
 }
 
 check_design a "$TB_SRC/designs/pc4x2.table"
