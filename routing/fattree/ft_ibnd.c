@@ -436,6 +436,11 @@ int ft_ibnd_parse(const char *buf, size_t len, const char *fname, struct ft_topo
 		rc = hash_build(&ps);
 	if (!rc)
 		rc = build(&ps, t);
+	if (!rc && !t->nsw && !t->nnodes) {
+		/* CA records without port lines add no endpoint: nothing to route */
+		PERR(&ps, 0, "no switch and no CA port found");
+		rc = -EINVAL;
+	}
 	if (!rc)
 		rc = ft_topo_finalize(t, err, errlen);
 	if (rc == -ENOMEM)

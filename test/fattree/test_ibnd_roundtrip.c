@@ -161,6 +161,7 @@ static void bad_inputs(void)
 		{ "switchguid=0x10\nSwitch 4 \"A\"\nswitchguid=0x10\nSwitch 4 \"B\"\n", "x:4: GUID 0x0000000000000010 of \"B\" is already used" },
 		{ "Switch 4 \"A\"\n[1] \"B\"\n", "x:2: expected the remote port" },
 		{ "", "no Switch or Ca record" },
+		{ "Ca 1 \"H\"\n# no port lines\n", "no switch and no CA port found" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char err[256] = "";
