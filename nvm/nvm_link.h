@@ -1,7 +1,7 @@
 /*
  * nvm_link.h - the small transport interface the VM and the remote management API
- * use: send bytes to an address, poll for received bytes.  Today there is a UDP
- * loopback link (nvm_link_udp.c); the SCTP core will slot in as another set of ops.
+ * use: send bytes to an address, poll for received bytes: a UDP loopback link
+ * (nvm_link_udp.c) and the SCTP core (nvm_link_sctpt.c).
  *
  * An address is an opaque byte string of at most NVM_LINK_ADDR_MAX bytes
  * (for the UDP link: 4 bytes IPv4 + 2 bytes port, network order).
@@ -30,6 +30,9 @@ struct nvm_link_ops {
 	long (*poll)(struct nvm_link *l, void *buf, size_t cap, struct nvm_link_addr *from,
 		     int timeout_ms);
 	void (*close)(struct nvm_link *l);
+	/* Optional, for links without a descriptor to poll(2): block until something may
+	 * have arrived or timeout_ms passed, receiving nothing. */
+	void (*wait)(struct nvm_link *l, int timeout_ms);
 };
 
 struct nvm_link {
@@ -49,6 +52,9 @@ static inline long nvm_link_poll(struct nvm_link *l, void *buf, size_t cap,
 {
 	return l->ops->poll(l, buf, cap, from, timeout_ms);
 }
+
+/* Sleep until the link may have a datagram, at most timeout_ms. */
+void nvm_link_wait(struct nvm_link *l, int timeout_ms);
 
 static inline void nvm_link_close(struct nvm_link *l)
 {
@@ -72,5 +78,13 @@ int nvm_link_udp_open(uint16_t port, struct nvm_link **out);
 int nvm_link_udp_addr(const char *s, struct nvm_link_addr *a);
 /* The port of a UDP link address. */
 uint16_t nvm_link_udp_port(const struct nvm_link_addr *a);
+
+/* The SCTP core (transport/sctpt.h) as a link: addrs = local IPv4 addresses to bind
+ * (comma-separated; NULL: the core's default), udp_port 0 = any free one.  It accepts peers it was never told
+ * about, as a UDP socket would.  Addresses are 8 bytes (IPv4, UDP port, SCTP port),
+ * written "sctp:IP:UDPPORT:SCTPPORT". */
+int nvm_link_sctpt_open(const char *addrs, uint16_t udp_port, struct nvm_link **out);
+int nvm_link_sctpt_addr(const char *s, struct nvm_link_addr *a);
+int nvm_link_sctpt_format(const struct nvm_link_addr *a, char *buf, size_t len);
 
 #endif

@@ -65,7 +65,17 @@ static void udp_close(struct nvm_link *l)
 	free(l);
 }
 
-static const struct nvm_link_ops udp_ops = { udp_send, udp_poll, udp_close };
+static const struct nvm_link_ops udp_ops = { udp_send, udp_poll, udp_close, NULL };
+
+void nvm_link_wait(struct nvm_link *l, int timeout_ms)
+{
+	if (l->ops->wait) {
+		l->ops->wait(l, timeout_ms);
+	} else {
+		struct pollfd p = { .fd = l->fd, .events = POLLIN };
+		poll(&p, l->fd >= 0 ? 1 : 0, timeout_ms);
+	}
+}
 
 int nvm_link_udp_open(uint16_t port, struct nvm_link **out)
 {

@@ -7,6 +7,7 @@
  *   nvmctl --to HOST:PORT run ID
  *   nvmctl --to HOST:PORT send ID TRIGGER [WORD]...   (payload: 64-bit words)
  *   nvmctl --to HOST:PORT unload ID
+ * HOST:PORT is a VM on the loopback UDP link; sctp:IP:UDPPORT:SCTPPORT one on the SCTP core.
  *
  * Exit status 0 on success, 1 with the VM's reason on stderr otherwise.
  */
@@ -24,7 +25,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: nvmctl --to HOST:PORT load|replace ID FILE\n"
 			"       nvmctl --to HOST:PORT run|unload ID\n"
-			"       nvmctl --to HOST:PORT send ID TRIGGER [WORD]...\n");
+			"       nvmctl --to HOST:PORT send ID TRIGGER [WORD]...\n"
+			"HOST:PORT: a VM on loopback UDP, or sctp:IP:UDPPORT:SCTPPORT on the SCTP core\n");
 	return 2;
 }
 
@@ -58,14 +60,20 @@ static uint8_t *image(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
 	struct nvm_link_addr to;
-	if (argc < 5 || strcmp(argv[1], "--to") != 0 || nvm_link_udp_addr(argv[2], &to) != 0)
+	if (argc < 5 || strcmp(argv[1], "--to") != 0)
+		return usage();
+	int sctp = strncmp(argv[2], "sctp:", 5) == 0;
+	if ((sctp ? nvm_link_sctpt_addr(argv[2], &to) : nvm_link_udp_addr(argv[2], &to)) != 0)
 		return usage();
 	const char *cmd = argv[3];
 	uint32_t id = (uint32_t)strtoul(argv[4], NULL, 0);
 	struct nvm_link *link;
-	int rc = nvm_link_udp_open(0, &link);
+	/* A VM on loopback is reached from loopback; any other from the interfaces that are up. */
+	int rc = sctp ? nvm_link_sctpt_open(to.b[0] == 127 ? "127.0.0.1" : NULL, 0, &link)
+		      : nvm_link_udp_open(0, &link);
 	if (rc) {
-		fprintf(stderr, "nvmctl: no loopback UDP: %s\n", strerror(-rc));
+		fprintf(stderr, "nvmctl: cannot open the %s link: %s\n", sctp ? "SCTP" : "loopback UDP",
+			strerror(-rc));
 		return 1;
 	}
 	struct nvm_mgmt *h = nvm_mgmt_remote(link, &to);

@@ -4,14 +4,17 @@
  * programs DISPLAY ("display PROG VALUE"), send to the host ("host PROG TRIG WORD...")
  * and the VM's events ("event KIND PROG text").
  *
- *   nvmd [--port N] [--seconds S] [--seg ID:LEN]... [--map B:B:..:B=HOST:PORT]...
+ *   nvmd [--link udp|sctp] [--bind ADDRS] [--port N] [--seconds S] [--seg ID:LEN]...
+ *        [--map B:B:..:B=HOST:PORT]...
  *
  * --port 0 (the default) picks a free port; the first line says which:
- *   nvmd: listening on 127.0.0.1:PORT
+ *   nvmd: listening on 127.0.0.1:PORT                (--link udp, the default)
+ *   nvmd: listening on sctp:IP:UDPPORT:SCTPPORT      (--link sctp: the SCTP core, bound
+ *                                                     to --bind, default 127.0.0.1)
+ * --map takes addresses in the same form.
  * Runs until --seconds (default 60) have passed or SIGINT/SIGTERM.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +46,8 @@ static int parse_map(struct nvm_vm *vm, const char *arg)
 	uint8_t b[NVM_ADDR_MAX];
 	size_t n = 0;
 	struct nvm_link_addr to;
-	if (!eq || nvm_link_udp_addr(eq + 1, &to) != 0)
+	if (!eq || (strncmp(eq + 1, "sctp:", 5) == 0 ? nvm_link_sctpt_addr(eq + 1, &to)
+						     : nvm_link_udp_addr(eq + 1, &to)) != 0)
 		return -EINVAL;
 	for (const char *p = arg; p < eq && n < NVM_ADDR_MAX;) {
 		char *end;
@@ -71,23 +75,39 @@ static const char *event_kind(int k)
 int main(int argc, char **argv)
 {
 	long port = 0, seconds = 60;
+	const char *kind = "udp", *bind = "127.0.0.1";
 	struct nvm_link *link;
 	int i;
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
 			port = atol(argv[++i]);
+		else if (strcmp(argv[i], "--link") == 0 && i + 1 < argc)
+			kind = argv[++i];
+		else if (strcmp(argv[i], "--bind") == 0 && i + 1 < argc)
+			bind = argv[++i];
 		else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
 			seconds = atol(argv[++i]);
 		else if ((strcmp(argv[i], "--seg") == 0 || strcmp(argv[i], "--map") == 0) && i + 1 < argc)
 			i++; /* after the VM exists */
 		else {
-			fprintf(stderr, "usage: nvmd [--port N] [--seconds S] [--seg ID:LEN]... "
-					"[--map B:..:B=HOST:PORT]...\n");
+			fprintf(stderr, "usage: nvmd [--link udp|sctp] [--bind ADDRS] [--port N] "
+					"[--seconds S] [--seg ID:LEN]... [--map B:..:B=HOST:PORT]...\n");
 			return 2;
 		}
-	int rc = nvm_link_udp_open((uint16_t)port, &link);
+	int sctp = strcmp(kind, "sctp") == 0;
+	if (!sctp && strcmp(kind, "udp") != 0) {
+		fprintf(stderr, "nvmd: unknown link '%s' (udp or sctp)\n", kind);
+		return 2;
+	}
+	if (port < 0 || port > 65535) {
+		fprintf(stderr, "nvmd: bad port %ld\n", port);
+		return 2;
+	}
+	int rc = sctp ? nvm_link_sctpt_open(bind, (uint16_t)port, &link)
+		      : nvm_link_udp_open((uint16_t)port, &link);
 	if (rc) {
-		fprintf(stderr, "nvmd: cannot open UDP port %ld: %s\n", port, strerror(-rc));
+		fprintf(stderr, "nvmd: cannot open %s port %ld: %s\n", sctp ? "SCTP-over-UDP" : "UDP", port,
+			strerror(-rc));
 		return 1;
 	}
 	struct nvm_vm *vm = nvm_vm_new(&(struct nvm_vm_config){ .link = link });
@@ -110,13 +130,19 @@ int main(int argc, char **argv)
 				fprintf(stderr, "nvmd: bad --map %s\n", argv[i]);
 				return 2;
 			}
-		} else if (strcmp(argv[i], "--port") == 0 || strcmp(argv[i], "--seconds") == 0) {
-			i++;
+		} else {
+			i++; /* --port, --seconds, --link, --bind: read above */
 		}
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	printf("nvmd: listening on 127.0.0.1:%u\n", nvm_link_udp_port(&link->self));
+	if (sctp) {
+		char a[64];
+		nvm_link_sctpt_format(&link->self, a, sizeof(a));
+		printf("nvmd: listening on %s\n", a);
+	} else {
+		printf("nvmd: listening on 127.0.0.1:%u\n", nvm_link_udp_port(&link->self));
+	}
 	fflush(stdout);
 	double end = now() + (double)seconds;
 	while (!stop && now() < end) {
@@ -146,9 +172,7 @@ int main(int argc, char **argv)
 		if (n) {
 			fflush(stdout);
 		} else {
-			/* Idle: sleep until the link has something, at most 1 ms. */
-			struct pollfd pf = { .fd = link->fd, .events = POLLIN };
-			poll(&pf, 1, 1);
+			nvm_link_wait(link, 1); /* idle: until the link has something, at most 1 ms */
 		}
 	}
 	printf("nvmd: exiting\n");

@@ -40,7 +40,8 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 /* Contexts at and above this are reserved for layers inside the project (the iWARP layer
  * uses SCTPT_CTX_IW | qp): MPI layers keep their own contexts below it. */
 #define SCTPT_CTX_RESERVED 0xfff00000u
-#define SCTPT_CTX_IW 0xfff00000u
+#define SCTPT_CTX_IW 0xfff00000u  /* | qp number, below 0xf0000 */
+#define SCTPT_CTX_NVM 0xffff0000u /* the NIC VM's link (nvm/nvm_link_sctpt.c) */
 
 /* A received message. data is valid only during the recv callback. */
 struct sctpt_msg {
@@ -116,6 +117,9 @@ struct sctpt_config {
 	int sack_delay_ms;       /* delayed SACK timer (10); each direction has its own
 				  * association, so SACKs never ride on reverse data */
 	int sack_freq;           /* SACK every this many packets (1) */
+	int accept_unknown;      /* accept associations from peers whose card was never added
+				  * (off: MPI layers add every card from their modex); such a peer
+				  * gets the card "sctpt1 <udp port> <sctp port> <source ip>" */
 	struct sctpt_ops ops;
 };
 

@@ -594,6 +594,23 @@ static void path_alive(struct sctpt_path *path, uint64_t now)
 	atomic_store(&path->up, 1);
 }
 
+/* A packet for our receive socket from a peer nobody introduced (cfg.accept_unknown): its
+ * card follows from the UDP source and the SCTP source port, as every endpoint sends from
+ * port rport - 1 (sctpt_sock_open). */
+static struct sctpt_peer *adopt_peer(struct sctpt_ep *ep, const uint8_t *buf,
+				     const struct sockaddr_in *from, int *pi)
+{
+	uint16_t sport = (uint16_t)(buf[0] << 8 | buf[1]), dport = (uint16_t)(buf[2] << 8 | buf[3]);
+	char card[64], ip[INET_ADDRSTRLEN];
+	if (dport != ep->rport || sport == 0 || sport == 65535 ||
+	    !inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip)))
+		return NULL;
+	snprintf(card, sizeof(card), "sctpt1 %u %u %s", ntohs(from->sin_port), sport + 1u, ip);
+	if (sctpt_peer_add(ep, card) < 0)
+		return NULL;
+	return sctpt_peer_by_udp(ep, from, pi);
+}
+
 static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
 		 const struct sockaddr_in *from, uint64_t now)
 {
@@ -601,6 +618,8 @@ static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
 		return; /* not even an SCTP common header */
 	int pi = -1;
 	struct sctpt_peer *p = sctpt_peer_by_udp(ep, from, &pi);
+	if (!p && ep->cfg.accept_unknown)
+		p = adopt_peer(ep, buf, from, &pi);
 	if (!p || pi < 0)
 		return; /* a peer without a card only sends after its card is known here */
 	struct sctpt_path *path = p->paths[pi];

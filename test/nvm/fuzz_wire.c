@@ -37,7 +37,7 @@ static void fake_close(struct nvm_link *l)
 	(void)l;
 }
 
-static const struct nvm_link_ops fake_ops = { fake_send, fake_poll, fake_close };
+static const struct nvm_link_ops fake_ops = { fake_send, fake_poll, fake_close, NULL };
 static struct nvm_link fake = { &fake_ops, { 6, { 127, 0, 0, 1, 0x43, 0x21 } }, -1 };
 static struct nvm_vm *vm;
 

@@ -1,9 +1,11 @@
 #!/bin/sh
-# test_nvm_tools: a VM in another process (nvmd) managed with nvmctl over the
-# loopback link: load (from PDL), run, send to a trigger, see the DISPLAY, replace,
-# errors come back, unload.  nvmd is bounded (--seconds) and stopped by its PID.
+# test_nvm_tools: a VM in another process (nvmd) managed with nvmctl over a link
+# (NVM_LINK: udp, the loopback link, or sctp, the SCTP core): load (from PDL), run,
+# send to a trigger, see the DISPLAY, replace, errors come back, unload; then the
+# paper's PING/PONG between two nvmd processes.  nvmd is bounded (--seconds) and
+# stopped by its PID.
 set -u
-: "${NVM_BIN:=../../nvm}" "${PDL_DIR:=pdl}"
+: "${NVM_BIN:=../../nvm}" "${PDL_DIR:=pdl}" "${NVM_LINK:=udp}"
 tmp=$(mktemp -d) || exit 1
 pid=
 pidb=
@@ -15,17 +17,21 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- nvmd output:"; cat "$tmp/out" 2>/dev/null; exit 1; }
+# nvmd_addr FILE: the address nvmd printed in FILE, waiting up to 5 s for it.
+nvmd_addr() {
+	for i in $(seq 1 50); do
+		a=$(sed -n 's/^nvmd: listening on \(.*\)$/\1/p' "$1")
+		[ -n "$a" ] && { echo "$a"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
 
-"$NVM_BIN/nvmd" --port 0 --seconds 30 --seg 2:64 > "$tmp/out" 2>&1 &
+"$NVM_BIN/nvmd" --link "$NVM_LINK" --port 0 --seconds 30 --seg 2:64 > "$tmp/out" 2>&1 &
 pid=$!
-port=
-for i in $(seq 1 50); do
-	port=$(sed -n 's/^nvmd: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/out")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
-[ -n "$port" ] || fail "nvmd did not start"
-ctl() { "$NVM_BIN/nvmctl" --to "127.0.0.1:$port" "$@"; }
+addr=$(nvmd_addr "$tmp/out") || fail "nvmd did not start"
+case "$NVM_LINK:$addr" in udp:127.0.0.1:*|sctp:sctp:127.0.0.1:*:*) ;; *) fail "address $addr";; esac
+ctl() { "$NVM_BIN/nvmctl" --to "$addr" "$@"; }
 wait_for() {
 	for i in $(seq 1 50); do grep -q "$1" "$tmp/out" && return 0; sleep 0.1; done
 	fail "no '$1' in nvmd output"
@@ -65,31 +71,20 @@ ctl unload 7 || fail "unload"
 if ctl unload 7 2>/dev/null; then fail "second unload succeeded"; fi
 ctl send 7 1 1 || fail "send to nobody is accepted (and dropped by the VM)"
 wait_for "^event drop 7 "
-echo "ok   nvmd + nvmctl over the loopback link"
+echo "ok   nvmd + nvmctl over the $NVM_LINK link"
 
 # The paper's PING in one process against PONG in another, the AT address mapped
-# to the second VM's port.
-"$NVM_BIN/nvmd" --port 0 --seconds 30 > "$tmp/outb" 2>&1 &
+# to the second VM's address.
+"$NVM_BIN/nvmd" --link "$NVM_LINK" --port 0 --seconds 30 > "$tmp/outb" 2>&1 &
 pidb=$!
-portb=
-for i in $(seq 1 50); do
-	portb=$(sed -n 's/^nvmd: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/outb")
-	[ -n "$portb" ] && break
-	sleep 0.1
-done
-[ -n "$portb" ] || fail "second nvmd did not start"
-"$NVM_BIN/nvmctl" --to "127.0.0.1:$portb" load 415 "$PDL_DIR/pong.pdl" || fail "load pong"
-"$NVM_BIN/nvmctl" --to "127.0.0.1:$portb" run 415 || fail "run pong"
+addrb=$(nvmd_addr "$tmp/outb") || fail "second nvmd did not start"
+"$NVM_BIN/nvmctl" --to "$addrb" load 415 "$PDL_DIR/pong.pdl" || fail "load pong"
+"$NVM_BIN/nvmctl" --to "$addrb" run 415 || fail "run pong"
 kill "$pid"; wait "$pid" 2>/dev/null
-"$NVM_BIN/nvmd" --port 0 --seconds 30 --map "0:0:0:96:221:127:255:140=127.0.0.1:$portb" > "$tmp/out" 2>&1 &
+"$NVM_BIN/nvmd" --link "$NVM_LINK" --port 0 --seconds 30 --map "0:0:0:96:221:127:255:140=$addrb" \
+	> "$tmp/out" 2>&1 &
 pid=$!
-port=
-for i in $(seq 1 50); do
-	port=$(sed -n 's/^nvmd: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/out")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
-[ -n "$port" ] || fail "nvmd for ping did not start"
+addr=$(nvmd_addr "$tmp/out") || fail "nvmd for ping did not start"
 ctl load 7 "$PDL_DIR/ping.pdl" || fail "load ping"
 ctl run 7 || fail "run ping"
 wait_for "^event stop 7 "
@@ -99,4 +94,4 @@ n=$(grep -c '^display 7 ' "$tmp/out")
 awk '/^display 7 /{ v[n++] = $3 } END { for (i = 0; i < n; i += 2) if (v[i+1] <= v[i]) exit 1;
 	s = 0; for (i = 0; i < n; i += 2) s += v[i+1] - v[i]; printf "  mean round trip between processes: %.1f us\n", s / (n/2) / 1000 }' \
 	"$tmp/out" || fail "timestamps out of order"
-echo "ok   paper PING/PONG between two nvmd processes"
+echo "ok   paper PING/PONG between two nvmd processes over the $NVM_LINK link"
