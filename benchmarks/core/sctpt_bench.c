@@ -6,7 +6,8 @@
  *   latency:   half the round trip of a ping-pong, busy-polled with sctpt_progress;
  *   bandwidth: a window of messages sent back to back, then a 4-byte ack, repeated.
  * Every message has its first and last byte stamped and checked, and its length checked.
- * TCP uses TCP_NODELAY, an 8-byte (length, sequence) prefix and blocking I/O with timeouts.
+ * TCP uses TCP_NODELAY, an 8-byte (length, sequence) prefix, busy-polled receives and blocking
+ * sends with timeouts.
  * Every wait is bounded by a deadline; alarm() is the safety net for each rank.
  */
 #include "sctpt.h"
@@ -288,13 +289,26 @@ static int sctp_phase(struct rank *r)
 
 /* ---- TCP ---- */
 
+/* Receives busy-poll (MSG_DONTWAIT) as the SCTP side busy-polls sctpt_progress, so neither
+ * pays a scheduler wake-up the other does not; sends block (with the socket's timeout). */
 static int full_io(int fd, void *buf, size_t len, int writing)
 {
 	unsigned char *p = buf;
+	double end = 0;
+	unsigned spins = 0;
 	while (len > 0) {
-		ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+		ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && !writing && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if ((++spins & 1023) == 0) {
+				if (end == 0)
+					end = now_s() + WAIT_S;
+				else if (now_s() > end)
+					return -1;
+			}
+			continue;
+		}
 		if (n <= 0)
 			return -1;
 		p += n;
