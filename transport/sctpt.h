@@ -42,6 +42,7 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 #define SCTPT_CTX_RESERVED 0xfff00000u
 #define SCTPT_CTX_IW 0xfff00000u  /* | qp number, below 0xf0000 */
 #define SCTPT_CTX_NVM 0xffff0000u /* the NIC VM's link (nvm/nvm_link_sctpt.c) */
+#define SCTPT_CTX_IS_IW(c) ((c) >= SCTPT_CTX_IW && (c) < SCTPT_CTX_NVM)
 
 /* A received message. data is valid only during the recv callback. */
 struct sctpt_msg {

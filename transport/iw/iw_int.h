@@ -1,0 +1,150 @@
+/* iw_int.h: the software RNIC's internals, shared by iw_rnic.c, iw_mr.c, iw_qp.c, iw_rx.c. */
+#ifndef IW_INT_H
+#define IW_INT_H
+
+#include <pthread.h>
+#include <sys/uio.h>
+
+#include "iw_verbs.h"
+
+#define IW_MAX_QP 1024
+#define IW_MAX_MR 4096
+#define IW_RSP_DEPTH 64     /* inbound Read/Atomic requests awaiting their response (IRD) */
+#define IW_FENCE_MASK 0x7fffffffu
+#define IW_SLOT_HDR (IW_UNTAGGED_HLEN + IW_ATOMIC_REQ_LEN + IW_UNTAGGED_HLEN)
+
+struct iw_mr {
+	int used, valid;
+	uint8_t key;
+	struct iw_pd *pd;
+	uint64_t base, len;
+	unsigned access;
+};
+
+struct iw_pd {
+	struct iw_rnic *r;
+	struct iw_pd *next; /* the RNIC's list */
+	int users;          /* regions and QPs */
+};
+
+struct iw_cq {
+	struct iw_rnic *r;
+	struct iw_cq *next; /* the RNIC's list */
+	struct iw_wc *ring;
+	unsigned depth, head, count;
+	int users;
+	uint64_t overflow;
+};
+
+struct iw_swqe {
+	struct iw_send_wr wr;
+	struct iw_sge sge[IW_MAX_SGE];
+	uint64_t len;         /* message length */
+	uint64_t sent;        /* payload bytes already cut into segments */
+	unsigned outstanding; /* segments the core holds */
+	int all_sent;         /* every segment generated */
+	int done;             /* finished (completes at the head once outstanding is 0) */
+	enum iw_wc_status status;
+	struct iw_term term;
+	uint32_t atomic_id;
+};
+
+struct iw_rwqe {
+	struct iw_recv_wr wr;
+	struct iw_sge sge[IW_MAX_SGE];
+	uint64_t len;
+};
+
+/* A response this QP owes its peer: a Read Response stream or an Atomic Response. */
+struct iw_rsp {
+	int atomic;
+	struct iw_read_req rd;
+	uint64_t sent;
+	struct iw_atomic_resp at;
+};
+
+struct iw_held {
+	struct iw_held *next;
+	uint32_t fence;
+	size_t len;
+	uint8_t data[];
+};
+
+struct iw_qp {
+	struct iw_rnic *r;
+	struct iw_pd *pd;
+	struct iw_cq *scq, *rcq;
+	uint32_t qpn, rqpn;
+	sctpt_peer_t peer;
+	enum iw_qp_state state;
+	struct iw_swqe *sq;
+	unsigned sq_size, sq_head, sq_count, sq_cur; /* sq_cur: next WR to cut (count from head) */
+	struct iw_rwqe *rq;
+	unsigned rq_size, rq_head, rq_count;
+	struct iw_rsp rsp[IW_RSP_DEPTH];
+	unsigned rsp_head, rsp_count;
+	uint32_t tx_msn[4], rx_msn[4];
+	uint32_t tx_unord, rx_unord;
+	struct iw_held *held, *held_tail;
+	size_t held_bytes;
+	int term_pending;
+	uint8_t term_hdr[IW_UNTAGGED_HLEN]; /* the offending segment's header, sent back */
+	size_t term_hdr_len;
+	struct iw_term term_sent, term_recv;
+	uint32_t atomic_next;
+};
+
+struct iw_slot {
+	struct iw_slot *next;
+	struct iw_qp *qp;     /* NULL once the QP is gone */
+	struct iw_swqe *wqe;  /* the send WR this segment belongs to, or NULL */
+	sctpt_peer_t peer;
+	uint32_t context;
+	int32_t tag;
+	unsigned flags;
+	int iovcnt;
+	struct iovec iov[1 + IW_MAX_SGE];
+	uint8_t hdr[IW_SLOT_HDR];
+	void *buf;            /* payload copy this slot owns (Read Responses), or NULL */
+};
+
+struct iw_rnic {
+	pthread_mutex_t lock;
+	struct sctpt_ep *ep;
+	struct iw_rnic_attr attr;
+	struct iw_rnic_stats st;
+	struct iw_mr mr[IW_MAX_MR];
+	struct iw_qp *qp[IW_MAX_QP];
+	uint32_t next_qpn;
+	struct iw_pd *pds;
+	struct iw_cq *cqs;
+	struct iw_slot *slots, *free_slots, *outq, *outq_tail;
+	unsigned slots_busy;
+	int flushing;
+	pthread_t thread;
+	int thread_on, stop;
+};
+
+/* iw_rnic.c */
+int iw_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct iw_slot *iw_slot_get(struct iw_rnic *r);
+void iw_slot_queue(struct iw_rnic *r, struct iw_slot *s);
+void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status);
+void iw_flush(struct iw_rnic *r); /* without the lock: hands queued segments to the core */
+
+/* iw_mr.c */
+struct iw_mr *iw_mr_find(struct iw_rnic *r, uint32_t stag);
+void iw_cq_push(struct iw_cq *cq, const struct iw_wc *wc);
+
+/* iw_qp.c (all with the lock held) */
+void iw_engine(struct iw_rnic *r);           /* cuts segments while slots are free */
+void iw_qp_fail(struct iw_qp *qp, const struct iw_term *send_term, const uint8_t *hdr,
+		size_t hdrlen, const struct iw_term *recvd);
+void iw_sq_retire(struct iw_qp *qp);
+int iw_sge_copy(const struct iw_sge *sge, int n, uint64_t off, const void *src, size_t len);
+void iw_qp_free(struct iw_qp *qp);
+
+/* iw_rx.c */
+void iw_rx_segment(struct iw_qp *qp, const uint8_t *data, size_t len);
+
+#endif

@@ -1,0 +1,173 @@
+/* iw_mr.c: protection domains, memory regions (STags) and completion queues. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iw_int.h"
+
+/* STag = region index << 8 | key; the key changes each time an index is reused. */
+struct iw_mr *iw_mr_find(struct iw_rnic *r, uint32_t stag)
+{
+	uint32_t idx = stag >> 8;
+	if (idx >= IW_MAX_MR || !r->mr[idx].used || r->mr[idx].key != (uint8_t)stag)
+		return NULL;
+	return &r->mr[idx];
+}
+
+int iw_pd_alloc(struct iw_rnic *r, struct iw_pd **out)
+{
+	struct iw_pd *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return iw_err(-ENOMEM, "iw_pd_alloc: out of memory");
+	pd->r = r;
+	pthread_mutex_lock(&r->lock);
+	pd->next = r->pds;
+	r->pds = pd;
+	pthread_mutex_unlock(&r->lock);
+	*out = pd;
+	return 0;
+}
+
+int iw_pd_free(struct iw_pd *pd)
+{
+	struct iw_rnic *r = pd->r;
+	pthread_mutex_lock(&r->lock);
+	int users = pd->users;
+	if (!users)
+		for (struct iw_pd **p = &r->pds; *p; p = &(*p)->next)
+			if (*p == pd) {
+				*p = pd->next;
+				break;
+			}
+	pthread_mutex_unlock(&r->lock);
+	if (users)
+		return iw_err(-EBUSY, "iw_pd_free: %d region(s)/QP(s) still use the PD", users);
+	free(pd);
+	return 0;
+}
+
+int iw_reg_mr(struct iw_pd *pd, void *addr, size_t len, unsigned access, uint32_t *stag)
+{
+	struct iw_rnic *r = pd->r;
+	uint64_t base = (uint64_t)(uintptr_t)addr;
+	if ((!addr && len) || base + len < base || (access & ~0x1fu))
+		return iw_err(-EINVAL, "iw_reg_mr: bad region %p+%zu or access %#x", addr, len,
+			      access);
+	pthread_mutex_lock(&r->lock);
+	for (uint32_t i = 1; i < IW_MAX_MR; i++) {
+		struct iw_mr *m = &r->mr[i];
+		if (m->used)
+			continue;
+		uint8_t key = (uint8_t)(m->key + 1);
+		memset(m, 0, sizeof(*m));
+		m->used = m->valid = 1;
+		m->key = key;
+		m->pd = pd;
+		m->base = base;
+		m->len = len;
+		m->access = access;
+		pd->users++;
+		*stag = i << 8 | key;
+		pthread_mutex_unlock(&r->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return iw_err(-ENOSPC, "iw_reg_mr: all %d regions in use", IW_MAX_MR - 1);
+}
+
+int iw_dereg_mr(struct iw_rnic *r, uint32_t stag)
+{
+	pthread_mutex_lock(&r->lock);
+	struct iw_mr *m = iw_mr_find(r, stag);
+	if (!m) {
+		pthread_mutex_unlock(&r->lock);
+		return iw_err(-ENOENT, "iw_dereg_mr: no STag %#x", stag);
+	}
+	m->pd->users--;
+	m->used = m->valid = 0;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int iw_invalidate_stag(struct iw_rnic *r, uint32_t stag)
+{
+	pthread_mutex_lock(&r->lock);
+	struct iw_mr *m = iw_mr_find(r, stag);
+	if (m)
+		m->valid = 0;
+	pthread_mutex_unlock(&r->lock);
+	return m ? 0 : iw_err(-ENOENT, "iw_invalidate_stag: no STag %#x", stag);
+}
+
+int iw_stag_valid(struct iw_rnic *r, uint32_t stag)
+{
+	pthread_mutex_lock(&r->lock);
+	struct iw_mr *m = iw_mr_find(r, stag);
+	int rc = m ? m->valid : -ENOENT;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int iw_cq_create(struct iw_rnic *r, unsigned depth, struct iw_cq **out)
+{
+	struct iw_cq *cq = calloc(1, sizeof(*cq));
+	if (depth == 0)
+		depth = 1024;
+	if (cq)
+		cq->ring = calloc(depth, sizeof(*cq->ring));
+	if (!cq || !cq->ring) {
+		free(cq);
+		return iw_err(-ENOMEM, "iw_cq_create: out of memory");
+	}
+	cq->r = r;
+	cq->depth = depth;
+	pthread_mutex_lock(&r->lock);
+	cq->next = r->cqs;
+	r->cqs = cq;
+	pthread_mutex_unlock(&r->lock);
+	*out = cq;
+	return 0;
+}
+
+int iw_cq_destroy(struct iw_cq *cq)
+{
+	struct iw_rnic *r = cq->r;
+	pthread_mutex_lock(&r->lock);
+	int users = cq->users;
+	if (!users)
+		for (struct iw_cq **p = &r->cqs; *p; p = &(*p)->next)
+			if (*p == cq) {
+				*p = cq->next;
+				break;
+			}
+	pthread_mutex_unlock(&r->lock);
+	if (users)
+		return iw_err(-EBUSY, "iw_cq_destroy: %d QP(s) still use the CQ", users);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+void iw_cq_push(struct iw_cq *cq, const struct iw_wc *wc)
+{
+	if (cq->count == cq->depth) {
+		cq->overflow++; /* the caller sized the CQ below its outstanding work */
+		return;
+	}
+	cq->ring[(cq->head + cq->count) % cq->depth] = *wc;
+	cq->count++;
+}
+
+int iw_poll_cq(struct iw_cq *cq, int n, struct iw_wc *wc)
+{
+	struct iw_rnic *r = cq->r;
+	int got = 0;
+	pthread_mutex_lock(&r->lock);
+	while (got < n && cq->count) {
+		wc[got++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->depth;
+		cq->count--;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return got;
+}

@@ -1,0 +1,319 @@
+/* iw_rnic.c: the software RNIC: open/close, transmit slots, handing segments to the core,
+ * input demultiplexing, progress (caller-driven or its own thread). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "iw_int.h"
+
+static __thread char last_error[256];
+
+int iw_err(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *iw_last_error(void)
+{
+	return last_error;
+}
+
+void iw_rnic_attr_init(struct iw_rnic_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->seg_size = 60 * 1024;
+	attr->tx_slots = 512;
+	attr->max_held_bytes = 64u << 20;
+	attr->progress_interval_ms = 1;
+}
+
+static void *progress_main(void *arg)
+{
+	struct iw_rnic *r = arg;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		sctpt_wait(r->ep, r->attr.progress_interval_ms);
+		iw_progress(r);
+	}
+	return NULL;
+}
+
+int iw_open(struct sctpt_ep *ep, const struct iw_rnic_attr *attr, struct iw_rnic **out)
+{
+	struct iw_rnic_attr def;
+	struct iw_rnic *r;
+	if (!ep || !out)
+		return iw_err(-EINVAL, "iw_open: no endpoint");
+	if (!attr) {
+		iw_rnic_attr_init(&def);
+		attr = &def;
+	}
+	if (attr->seg_size < 1 || attr->seg_size > (1u << 30) || attr->tx_slots < 1)
+		return iw_err(-EINVAL, "iw_open: seg_size %zu / tx_slots %u out of range",
+			      attr->seg_size, attr->tx_slots);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return iw_err(-ENOMEM, "iw_open: out of memory");
+	r->ep = ep;
+	r->attr = *attr;
+	if (r->attr.progress_interval_ms <= 0)
+		r->attr.progress_interval_ms = 1;
+	r->slots = calloc(attr->tx_slots, sizeof(*r->slots));
+	if (!r->slots) {
+		free(r);
+		return iw_err(-ENOMEM, "iw_open: out of memory");
+	}
+	for (unsigned i = 0; i < attr->tx_slots; i++) {
+		r->slots[i].next = r->free_slots;
+		r->free_slots = &r->slots[i];
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	if (attr->progress_thread) {
+		if (pthread_create(&r->thread, NULL, progress_main, r) != 0) {
+			pthread_mutex_destroy(&r->lock);
+			free(r->slots);
+			free(r);
+			return iw_err(-EAGAIN, "iw_open: cannot start the progress thread");
+		}
+		r->thread_on = 1;
+	}
+	*out = r;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void iw_close(struct iw_rnic *r)
+{
+	if (!r)
+		return;
+	if (r->thread_on) {
+		__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(r->thread, NULL);
+	}
+	double end = now_s() + 2.0;
+	for (;;) {
+		iw_progress(r);
+		pthread_mutex_lock(&r->lock);
+		unsigned busy = r->slots_busy;
+		pthread_mutex_unlock(&r->lock);
+		if (!busy || now_s() > end)
+			break;
+		sctpt_wait(r->ep, 5);
+	}
+	pthread_mutex_lock(&r->lock);
+	for (unsigned i = 0; i < IW_MAX_QP; i++)
+		if (r->qp[i])
+			iw_qp_free(r->qp[i]);
+	while (r->pds) {
+		struct iw_pd *pd = r->pds;
+		r->pds = pd->next;
+		free(pd);
+	}
+	while (r->cqs) {
+		struct iw_cq *cq = r->cqs;
+		r->cqs = cq->next;
+		free(cq->ring);
+		free(cq);
+	}
+	int stuck = r->slots_busy != 0;
+	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_destroy(&r->lock);
+	if (!stuck) {
+		for (unsigned i = 0; i < r->attr.tx_slots; i++)
+			free(r->slots[i].buf);
+		free(r->slots);
+	} /* else the core still holds cookies into the slots: never free what it may touch */
+	free(r);
+}
+
+struct iw_slot *iw_slot_get(struct iw_rnic *r)
+{
+	struct iw_slot *s = r->free_slots;
+	if (!s)
+		return NULL;
+	r->free_slots = s->next;
+	memset(s, 0, sizeof(*s));
+	r->slots_busy++;
+	return s;
+}
+
+void iw_slot_queue(struct iw_rnic *r, struct iw_slot *s)
+{
+	s->next = NULL;
+	if (r->outq_tail)
+		r->outq_tail->next = s;
+	else
+		r->outq = s;
+	r->outq_tail = s;
+	r->st.segs_sent++;
+}
+
+void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status)
+{
+	struct iw_qp *qp = s->qp;
+	if (qp && s->wqe) {
+		s->wqe->outstanding--;
+		if (status < 0 && s->wqe->status == IW_WC_SUCCESS)
+			s->wqe->status = IW_WC_PEER_LOST;
+	}
+	if (qp && status < 0 && qp->state != IW_QPS_ERROR)
+		iw_qp_fail(qp, NULL, NULL, 0, NULL);
+	if (qp)
+		iw_sq_retire(qp);
+	free(s->buf);
+	s->buf = NULL;
+	s->next = r->free_slots;
+	r->free_slots = s;
+	r->slots_busy--;
+}
+
+/* Only one thread hands segments to the core at a time, in queue order; the lock is never held
+ * across sctpt_send (the core's callbacks call into us with its own lock held). */
+void iw_flush(struct iw_rnic *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->flushing) {
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	r->flushing = 1;
+	for (;;) {
+		struct iw_slot *s = r->outq;
+		if (!s)
+			break;
+		r->outq = s->next;
+		if (!r->outq)
+			r->outq_tail = NULL;
+		pthread_mutex_unlock(&r->lock);
+		int rc = sctpt_send(r->ep, s->peer, s->context, s->tag, s->flags, s->iov, s->iovcnt, s);
+		pthread_mutex_lock(&r->lock);
+		if (rc != 0) {
+			iw_slot_done(r, s, rc == 1 ? 0 : rc);
+			iw_engine(r);
+		}
+	}
+	r->flushing = 0;
+	pthread_mutex_unlock(&r->lock);
+}
+
+int iw_send_done(struct iw_rnic *r, void *cookie, int status)
+{
+	struct iw_slot *s = cookie;
+	if (!r || s < r->slots || s >= r->slots + r->attr.tx_slots)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	iw_slot_done(r, s, status);
+	iw_engine(r);
+	pthread_mutex_unlock(&r->lock);
+	iw_flush(r);
+	return 1;
+}
+
+int iw_progress(struct iw_rnic *r)
+{
+	pthread_mutex_lock(&r->lock);
+	int queued = r->outq != NULL;
+	iw_engine(r);
+	queued |= r->outq != NULL;
+	pthread_mutex_unlock(&r->lock);
+	iw_flush(r);
+	return queued;
+}
+
+int iw_rnic_stats(struct iw_rnic *r, struct iw_rnic_stats *st)
+{
+	pthread_mutex_lock(&r->lock);
+	*st = r->st;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+static int fence_reached(const struct iw_qp *qp, uint32_t fence)
+{
+	return ((qp->rx_unord - fence) & IW_FENCE_MASK) < (IW_FENCE_MASK >> 1);
+}
+
+/* Ordered segments whose fence is now met, in arrival order. */
+static void drain_held(struct iw_qp *qp)
+{
+	struct iw_rnic *r = qp->r;
+	while (r->qp[qp->qpn] == qp && qp->held && fence_reached(qp, qp->held->fence)) {
+		struct iw_held *h = qp->held;
+		qp->held = h->next;
+		if (!qp->held)
+			qp->held_tail = NULL;
+		qp->held_bytes -= h->len;
+		iw_rx_segment(qp, h->data, h->len);
+		free(h);
+	}
+}
+
+static void hold(struct iw_qp *qp, const struct sctpt_msg *m, uint32_t fence)
+{
+	static const struct iw_term over = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
+	struct iw_held *h;
+	if (qp->held_bytes + m->len > qp->r->attr.max_held_bytes ||
+	    !(h = malloc(sizeof(*h) + m->len))) {
+		iw_qp_fail(qp, &over, NULL, 0, NULL);
+		return;
+	}
+	h->next = NULL;
+	h->fence = fence;
+	h->len = m->len;
+	if (m->len)
+		memcpy(h->data, m->data, m->len);
+	if (qp->held_tail)
+		qp->held_tail->next = h;
+	else
+		qp->held = h;
+	qp->held_tail = h;
+	qp->held_bytes += m->len;
+	qp->r->st.held++;
+}
+
+int iw_input(struct iw_rnic *r, const struct sctpt_msg *m)
+{
+	if (!SCTPT_CTX_IS_IW(m->context))
+		return 0;
+	uint32_t qpn = m->context - SCTPT_CTX_IW;
+	const uint8_t *d = m->data;
+	pthread_mutex_lock(&r->lock);
+	r->st.segs_recv++;
+	struct iw_qp *qp = qpn < IW_MAX_QP ? r->qp[qpn] : NULL;
+	if (!qp || qp->state == IW_QPS_IDLE || qp->peer != m->peer) {
+		r->st.dropped++;
+		goto out;
+	}
+	/* Our senders send exactly the non-Last tagged segments unordered (iw_verbs.h). */
+	if (qp->state == IW_QPS_ERROR) {
+		iw_rx_segment(qp, d, m->len); /* only a Terminate still matters: no fence */
+	} else if (m->len >= 1 && (d[0] & IW_DDP_T) && !(d[0] & IW_DDP_L)) {
+		qp->rx_unord = (qp->rx_unord + 1) & IW_FENCE_MASK;
+		iw_rx_segment(qp, d, m->len);
+		if (r->qp[qpn] == qp)
+			drain_held(qp);
+	} else {
+		uint32_t fence = (uint32_t)m->tag & IW_FENCE_MASK;
+		if (qp->held || !fence_reached(qp, fence))
+			hold(qp, m, fence);
+		else
+			iw_rx_segment(qp, d, m->len);
+	}
+out:
+	iw_engine(r);
+	pthread_mutex_unlock(&r->lock);
+	iw_flush(r);
+	return 1;
+}

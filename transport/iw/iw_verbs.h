@@ -1,0 +1,203 @@
+/*
+ * iw_verbs.h: iWARP (RDMAP RFC 5040, DDP RFC 5041 over SCTP RFC 5043, atomics RFC 7306) as a
+ * software RNIC on top of an sctpt endpoint (transport/sctpt.h, public API only).
+ *
+ * Objects: an RNIC (struct iw_rnic) attached to one endpoint; protection domains; memory
+ * regions named by steering tags (STags) with access rights and bounds; completion queues that
+ * many queue pairs share; queue pairs (send and receive queues) attached to one core peer.
+ *
+ * Wiring into the endpoint's owner (the core has one set of callbacks):
+ *   recv:      if (SCTPT_CTX_IS_IW(msg->context)) iw_input(rnic, msg);
+ *   send_done: if (iw_send_done(rnic, cookie, status)) return;   (1: the cookie was ours)
+ * Progress: the owner keeps calling sctpt_progress/sctpt_wait and iw_progress; or
+ * iw_rnic_attr.progress_thread starts a thread that does it (an RNIC working on its own).
+ *
+ * Connection set-up (the thesis's register_fd spirit): both sides create a QP, exchange QP
+ * numbers through their own channel, and each calls iw_qp_connect(qp, peer, remote_qpn) before
+ * the other side sends. Segments arriving for an unconnected QP, or from another peer, are
+ * dropped (counted in iw_rnic_stats).
+ *
+ * Wire: one DDP segment = one sctpt message on context SCTPT_CTX_IW | remote qpn (iw_proto.h).
+ * Ordering over SCTP streams (the tag given to sctpt_send picks the stream):
+ *   - tagged segments that are not the Last of their message (Write, Read Response) carry
+ *     independent placement: they go SCTPT_SEND_UNORDERED, spread over the streams;
+ *   - every other segment (untagged: Send, Read Request, Terminate, atomics; and the Last
+ *     tagged segment) goes ordered, and its sctpt tag is a fence: the number (mod 2^31) of
+ *     unordered segments the QP sent before it. The receiver handles an ordered segment only
+ *     once it has received that many unordered segments on the QP (it holds a copy until
+ *     then), so a Last segment completes, and a Send is delivered, only after all data of
+ *     earlier tagged messages is placed (RFC 5040 s5.5 ordering rules).
+ *   Untagged messages are placed in order (they are ordered messages).
+ *
+ * Validation of every received segment (RFC 5040 s7, RFC 5041 s7): on any error the data never
+ * touches memory, the QP goes to IW_QPS_ERROR, a Terminate names layer/etype/ecode, all posted
+ * work is flushed, and the peer's QP, on receiving the Terminate, goes to error and completes
+ * its oldest outstanding send work request (or, if none, a IW_WC_TERMINATE completion) with an
+ * error status carrying the codes.
+ *
+ * Threading: every function may be called from any thread; one lock per RNIC. The RNIC never
+ * calls sctpt_send while holding its lock, so it may be called from the endpoint's callbacks.
+ * Errors are negative errno values; iw_last_error() gives a message.
+ */
+#ifndef IW_VERBS_H
+#define IW_VERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sctpt.h"
+#include "iw_proto.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct iw_rnic;
+struct iw_pd;
+struct iw_cq;
+struct iw_qp;
+
+#define IW_QPN_MAX 0xeffffu /* QP numbers live in the low 20 bits of the context, below
+                            * the contexts reserved for other layers (SCTPT_CTX_NVM) */
+#define IW_MAX_SGE 4
+
+struct iw_rnic_attr {
+	size_t seg_size;        /* payload bytes per DDP segment (60 KiB: fits one core fragment) */
+	unsigned tx_slots;      /* segments handed to the core and not yet done (512) */
+	size_t max_held_bytes;  /* received ordered segments held for their fence (64 MiB) */
+	int progress_thread;    /* 1: a thread runs sctpt_wait + iw_progress (0) */
+	int progress_interval_ms; /* that thread's sctpt_wait timeout (1) */
+};
+
+struct iw_rnic_stats {
+	uint64_t segs_sent, segs_recv, bytes_placed;
+	uint64_t dropped;       /* segments for unknown/unconnected QPs or from another peer */
+	uint64_t held;          /* ordered segments that waited for their fence */
+	uint64_t terms_sent, terms_recv;
+};
+
+void iw_rnic_attr_init(struct iw_rnic_attr *attr);
+int iw_open(struct sctpt_ep *ep, const struct iw_rnic_attr *attr, struct iw_rnic **out);
+/* Destroys what is left (QPs, CQs, regions, PDs: their pointers become invalid); waits up to
+ * 2 s for segments the core still holds. Call it before sctpt_close. */
+void iw_close(struct iw_rnic *r);
+/* A received message on an iWARP context: returns 1 (consumed), or 0 if not an iWARP context. */
+int iw_input(struct iw_rnic *r, const struct sctpt_msg *msg);
+/* The endpoint's send_done: returns 1 if the cookie belonged to this RNIC (handled). */
+int iw_send_done(struct iw_rnic *r, void *cookie, int status);
+/* Internal work (segments waiting for a free slot); returns how many things it did. */
+int iw_progress(struct iw_rnic *r);
+int iw_rnic_stats(struct iw_rnic *r, struct iw_rnic_stats *st);
+const char *iw_last_error(void);
+
+/* Protection domains and memory regions. */
+enum iw_access {
+	IW_ACCESS_LOCAL_READ = 0x1,   /* source of local sends/writes */
+	IW_ACCESS_LOCAL_WRITE = 0x2,  /* receive buffers, read sinks, atomic results */
+	IW_ACCESS_REMOTE_READ = 0x4,
+	IW_ACCESS_REMOTE_WRITE = 0x8,
+	IW_ACCESS_REMOTE_ATOMIC = 0x10,
+};
+
+int iw_pd_alloc(struct iw_rnic *r, struct iw_pd **out);
+int iw_pd_free(struct iw_pd *pd); /* -EBUSY while regions or QPs use it */
+/* Registers [addr, addr+len): the STag's tagged offsets are addresses (TO = (uintptr_t)p). */
+int iw_reg_mr(struct iw_pd *pd, void *addr, size_t len, unsigned access, uint32_t *stag);
+int iw_dereg_mr(struct iw_rnic *r, uint32_t stag);
+/* Local invalidate: the STag stays registered but is refused until iw_dereg_mr. */
+int iw_invalidate_stag(struct iw_rnic *r, uint32_t stag);
+/* 1 if the STag is registered and valid, 0 if invalidated, -ENOENT if unknown. */
+int iw_stag_valid(struct iw_rnic *r, uint32_t stag);
+
+/* Completion queues. */
+enum iw_wc_status {
+	IW_WC_SUCCESS = 0,
+	IW_WC_LOC_PROT_ERR,     /* a local SGE/STag was refused */
+	IW_WC_LOC_LEN_ERR,
+	IW_WC_REM_ACCESS_ERR,   /* the peer's Terminate: RDMAP remote protection / DDP tagged */
+	IW_WC_REM_INV_REQ_ERR,  /* ... DDP untagged buffer error (no/too small receive) */
+	IW_WC_REM_OP_ERR,       /* ... any other Terminate */
+	IW_WC_LOC_QP_OP_ERR,    /* this side detected a protocol error and sent a Terminate */
+	IW_WC_WR_FLUSH_ERR,     /* flushed: the QP went to error before this request finished */
+	IW_WC_PEER_LOST,        /* the core could not deliver (peer lost) */
+};
+
+enum iw_wc_opcode {
+	IW_WC_SEND, IW_WC_WRITE, IW_WC_READ, IW_WC_FETCH_ADD, IW_WC_COMP_SWAP,
+	IW_WC_RECV,      /* a Send received into a posted receive */
+	IW_WC_TERMINATE, /* a Terminate arrived while no send request was outstanding */
+};
+
+#define IW_WC_WITH_INV 0x1u /* RECV of a Send with Invalidate: invalidated_stag is set */
+
+struct iw_wc {
+	uint64_t wr_id;
+	enum iw_wc_status status;
+	enum iw_wc_opcode opcode;
+	uint32_t qpn;
+	uint32_t byte_len;          /* RECV: message length; READ: bytes read */
+	unsigned flags;
+	uint32_t invalidated_stag;
+	struct iw_term term;        /* the Terminate's codes for REM_* and LOC_QP_OP_ERR */
+};
+
+int iw_cq_create(struct iw_rnic *r, unsigned depth, struct iw_cq **out);
+int iw_cq_destroy(struct iw_cq *cq); /* -EBUSY while QPs use it */
+/* Fills up to n completions; returns how many. */
+int iw_poll_cq(struct iw_cq *cq, int n, struct iw_wc *wc);
+
+/* Queue pairs. */
+enum iw_qp_state { IW_QPS_IDLE, IW_QPS_RTS, IW_QPS_ERROR };
+
+struct iw_qp_attr {
+	struct iw_cq *send_cq, *recv_cq;
+	unsigned max_send_wr, max_recv_wr; /* queue depths (defaults 256 when 0) */
+};
+
+int iw_qp_create(struct iw_pd *pd, const struct iw_qp_attr *attr, struct iw_qp **out);
+int iw_qp_destroy(struct iw_qp *qp);
+uint32_t iw_qp_num(const struct iw_qp *qp);
+int iw_qp_connect(struct iw_qp *qp, sctpt_peer_t peer, uint32_t remote_qpn);
+/* The QP's state; with term non-NULL, the last Terminate sent or received (zeros if none). */
+enum iw_qp_state iw_qp_state(struct iw_qp *qp, struct iw_term *sent, struct iw_term *recvd);
+
+struct iw_sge {
+	void *addr;
+	uint32_t length;
+	uint32_t stag; /* the local region's STag (checked: same PD, bounds, local right) */
+};
+
+enum iw_wr_opcode {
+	IW_WR_SEND, IW_WR_SEND_INV, IW_WR_WRITE, IW_WR_READ, IW_WR_FETCH_ADD, IW_WR_COMP_SWAP,
+};
+
+#define IW_SEND_SOLICITED 0x1u
+
+struct iw_send_wr {
+	uint64_t wr_id;
+	enum iw_wr_opcode opcode;
+	unsigned flags;
+	const struct iw_sge *sg_list; /* READ: one SGE, the sink; atomics: one 8-byte result SGE */
+	int num_sge;
+	uint32_t invalidate_stag;     /* SEND_INV: the peer's STag to invalidate */
+	uint32_t remote_stag;         /* WRITE/READ/atomics */
+	uint64_t remote_to;
+	uint64_t compare_add;         /* FETCH_ADD: the addend; COMP_SWAP: the compare value */
+	uint64_t swap;                /* COMP_SWAP */
+};
+
+struct iw_recv_wr {
+	uint64_t wr_id;
+	const struct iw_sge *sg_list;
+	int num_sge;
+};
+
+/* Copies the request (the SGE list too). -ENOSPC: queue full; -EINVAL/-EACCES: bad request or
+ * local STag refused (no completion); -EPIPE: QP in error. */
+int iw_post_send(struct iw_qp *qp, const struct iw_send_wr *wr);
+int iw_post_recv(struct iw_qp *qp, const struct iw_recv_wr *wr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IW_VERBS_H */
