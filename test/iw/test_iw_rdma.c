@@ -10,6 +10,7 @@
  */
 #include "iw_test.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #define BIG (64u << 20)
@@ -167,6 +168,15 @@ static int body(struct rank_ctx *rc, int threaded)
 	CHECK(iw_pd_alloc(rn, &pd) == 0 && iw_cq_create(rn, 0, &scq) == 0 &&
 	      iw_cq_create(rn, 0, &rcq) == 0, "pd/cq");
 	struct iw_qp *qp = make_qp(rc, pd, scq, rcq);
+	/* A QP number named by the caller (the BTL names its QPs after peer ranks). */
+	struct iw_qp *named, *dup;
+	CHECK(iw_qp_create(pd, &(struct iw_qp_attr){.send_cq = scq, .recv_cq = rcq, .qpn = 900},
+			   &named) == 0 && iw_qp_num(named) == 900, "named qp: %s", iw_last_error());
+	CHECK(iw_qp_create(pd, &(struct iw_qp_attr){.send_cq = scq, .recv_cq = rcq, .qpn = 900},
+			   &dup) == -EBUSY, "qp number 900 given twice");
+	CHECK(iw_qp_create(pd, &(struct iw_qp_attr){.send_cq = scq, .recv_cq = rcq, .qpn = 1024},
+			   &dup) == -EINVAL, "qp number 1024 accepted");
+	CHECK(iw_qp_destroy(named) == 0, "destroy named qp");
 	unsigned acc = rc->rank == 1 ? IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE | IW_ACCESS_LOCAL_WRITE
 				     : IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE;
 	CHECK(iw_reg_mr(pd, buf, BIG + 2 * OFF, acc, &stag) == 0, "reg: %s", iw_last_error());

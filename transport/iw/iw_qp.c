@@ -34,12 +34,14 @@ int iw_qp_create(struct iw_pd *pd, const struct iw_qp_attr *attr, struct iw_qp *
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;
 	pthread_mutex_lock(&r->lock);
 	/* Numbers are handed out round-robin so a late segment for a destroyed QP rarely finds
-	 * a new QP on the same number. */
-	for (uint32_t i = 0; i < IW_MAX_QP - 1; i++) {
-		uint32_t n = 1 + (r->next_qpn + i) % (IW_MAX_QP - 1);
+	 * a new QP on the same number; or the caller names one. */
+	uint32_t want = attr->qpn, tries = want ? 1 : IW_MAX_QP - 1;
+	for (uint32_t i = 0; i < tries && want < IW_MAX_QP; i++) {
+		uint32_t n = want ? want : 1 + (r->next_qpn + i) % (IW_MAX_QP - 1);
 		if (r->qp[n])
 			continue;
-		r->next_qpn = n;
+		if (!want)
+			r->next_qpn = n;
 		qp->qpn = n;
 		r->qp[n] = qp;
 		pd->users++;
@@ -53,6 +55,9 @@ int iw_qp_create(struct iw_pd *pd, const struct iw_qp_attr *attr, struct iw_qp *
 	free(qp->sq);
 	free(qp->rq);
 	free(qp);
+	if (want)
+		return iw_err(want < IW_MAX_QP ? -EBUSY : -EINVAL, "iw_qp_create: QP number %u %s",
+			      want, want < IW_MAX_QP ? "is taken" : "is out of range");
 	return iw_err(-ENOSPC, "iw_qp_create: all %d QPs in use", IW_MAX_QP - 1);
 }
 

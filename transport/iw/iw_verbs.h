@@ -152,6 +152,8 @@ enum iw_qp_state { IW_QPS_IDLE, IW_QPS_RTS, IW_QPS_ERROR };
 struct iw_qp_attr {
 	struct iw_cq *send_cq, *recv_cq;
 	unsigned max_send_wr, max_recv_wr; /* queue depths (defaults 256 when 0) */
+	uint32_t qpn; /* this number (1..1023), e.g. the peer's rank + 1 so that both sides know
+		       * each other's QP without an exchange; 0: any free one; -EBUSY if taken */
 };
 
 int iw_qp_create(struct iw_pd *pd, const struct iw_qp_attr *attr, struct iw_qp **out);
