@@ -1,12 +1,14 @@
 /*
- * btl sctp module: the BTL function table. Send/receive only (no put/get): ob1 runs its
- * eager protocol up to btl_sctp_eager_limit and its send-based rendezvous pipeline above, in
- * frags of at most btl_sctp_max_send_size bytes, each one core message.
+ * btl sctp module: the BTL function table. ob1 runs its eager protocol up to
+ * btl_sctp_eager_limit and its send-based rendezvous pipeline above, in frags of at most
+ * btl_sctp_max_send_size bytes, each one core message. Put, get and atomics
+ * (btl_sctp_rdma.c) serve one-sided communication (osc rdma), not ob1.
  */
 #include "btl_sctp.h"
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
 #include "btl_sctp_proc.h"
+#include "iw/iw_verbs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,14 @@ mca_btl_sctp_module_t mca_btl_sctp_module = {
 		.btl_sendi = mca_btl_sctp_sendi,
 		.btl_dump = mca_btl_base_dump,
 		.btl_register_error = mca_btl_sctp_register_error,
+		/* RDMA over the iWARP layer; the component clears the flags when it is off */
+		.btl_put = mca_btl_sctp_put,
+		.btl_get = mca_btl_sctp_get,
+		.btl_atomic_op = mca_btl_sctp_atomic_op,
+		.btl_atomic_fop = mca_btl_sctp_atomic_fop,
+		.btl_atomic_cswap = mca_btl_sctp_atomic_cswap,
+		.btl_register_mem = mca_btl_sctp_register_mem,
+		.btl_deregister_mem = mca_btl_sctp_deregister_mem,
 	},
 	.error_cb = NULL,
 };
@@ -84,6 +94,8 @@ int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 			continue; /* btl self's job */
 		if (OPAL_SUCCESS != sctp_endpoint_for(m, procs[i], &ep))
 			continue; /* no card: the peer runs without sctp; others may reach it */
+		/* its QP now, so that a peer's first RDMA segment finds it */
+		(void)mca_btl_sctp_rdma_endpoint_init(ep);
 		peers[i] = ep;
 		if (NULL != reachable)
 			opal_bitmap_set_bit(reachable, (int)i);
@@ -130,6 +142,16 @@ static void sctp_dump_stats(mca_btl_sctp_module_t *m, struct sctpt_ep *ep)
 			    st->npaths, streams);
 	}
 	free(st);
+	if (NULL != mca_btl_sctp_component.rnic) {
+		struct iw_rnic_stats is;
+
+		if (0 == iw_rnic_stats(mca_btl_sctp_component.rnic, &is))
+			opal_output(0, "btl sctp: rdma: %llu segments sent, %llu received, %llu bytes "
+				    "placed, %llu terminates sent, %llu received",
+				    (unsigned long long)is.segs_sent, (unsigned long long)is.segs_recv,
+				    (unsigned long long)is.bytes_placed,
+				    (unsigned long long)is.terms_sent, (unsigned long long)is.terms_recv);
+	}
 }
 
 int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
@@ -140,6 +162,7 @@ int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
 
 	if (NULL != ep) {
 		sctp_dump_stats(m, ep);
+		mca_btl_sctp_rdma_close();         /* before the core it sends on */
 		mca_btl_sctp_component.ep = NULL; /* progress stops; peers closing are expected */
 		sctpt_close(ep);                   /* flushes queued sends for up to 2 s */
 	}

@@ -24,6 +24,11 @@
 
 #include "sctpt.h"
 
+struct iw_rnic;
+struct iw_pd;
+struct iw_cq;
+struct iw_qp;
+
 BEGIN_C_DECLS
 
 /* One BTL module: the core endpoint binds every selected interface, so one module covers them. */
@@ -59,6 +64,7 @@ struct mca_btl_sctp_component_t {
 	int sack_delay, sack_freq;
 	bool stream_per_tag;     /* spread ob1 matching traffic over streams by (context, tag) */
 	int free_list_num, free_list_max, free_list_inc;
+	bool rdma;               /* put/get/atomics over the iWARP layer (for osc rdma) */
 
 	/* state */
 	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */
@@ -73,6 +79,10 @@ struct mca_btl_sctp_component_t {
 	opal_list_t event_queue;        /* peer-loss events waiting to be reported */
 	volatile int32_t queued;        /* items in the three queues (fast empty check) */
 	const volatile int32_t *ompi_state; /* ompi_mpi_state when loaded into an MPI process */
+	struct iw_rnic *rnic;           /* RDMA (btl_sctp_rdma.c), NULL when off */
+	struct iw_pd *pd;
+	struct iw_cq *cq;
+	uint32_t local_stag;            /* local-only STag over the address space */
 };
 typedef struct mca_btl_sctp_component_t mca_btl_sctp_component_t;
 
@@ -110,6 +120,51 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 		       mca_btl_base_descriptor_t **descriptor);
 int mca_btl_sctp_register_error(struct mca_btl_base_module_t *btl,
 				mca_btl_base_module_error_cb_fn_t cbfunc);
+
+/* RDMA over the iWARP layer (btl_sctp_rdma.c) */
+struct mca_btl_base_endpoint_t;
+int mca_btl_sctp_rdma_open(void);
+void mca_btl_sctp_rdma_close(void);
+int mca_btl_sctp_rdma_progress(void);
+int mca_btl_sctp_rdma_endpoint_init(struct mca_btl_base_endpoint_t *endpoint);
+size_t mca_btl_sctp_rdma_handle_size(void);
+mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_base_module_t *btl,
+							       struct mca_btl_base_endpoint_t *endpoint,
+							       void *base, size_t size, uint32_t flags);
+int mca_btl_sctp_deregister_mem(struct mca_btl_base_module_t *btl,
+				mca_btl_base_registration_handle_t *handle);
+int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		     void *local_address, uint64_t remote_address,
+		     struct mca_btl_base_registration_handle_t *local_handle,
+		     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+		     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+		     void *cbcontext, void *cbdata);
+int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		     void *local_address, uint64_t remote_address,
+		     struct mca_btl_base_registration_handle_t *local_handle,
+		     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+		     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+		     void *cbcontext, void *cbdata);
+int mca_btl_sctp_atomic_fop(struct mca_btl_base_module_t *btl,
+			    struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+			    uint64_t remote_address,
+			    struct mca_btl_base_registration_handle_t *local_handle,
+			    struct mca_btl_base_registration_handle_t *remote_handle,
+			    mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+			    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int mca_btl_sctp_atomic_op(struct mca_btl_base_module_t *btl,
+			   struct mca_btl_base_endpoint_t *endpoint, uint64_t remote_address,
+			   struct mca_btl_base_registration_handle_t *remote_handle,
+			   mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+			   mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int mca_btl_sctp_atomic_cswap(struct mca_btl_base_module_t *btl,
+			      struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+			      uint64_t remote_address,
+			      struct mca_btl_base_registration_handle_t *local_handle,
+			      struct mca_btl_base_registration_handle_t *remote_handle,
+			      uint64_t compare, uint64_t value, int flags, int order,
+			      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+			      void *cbdata);
 
 END_C_DECLS
 #endif /* MCA_BTL_SCTP_H */

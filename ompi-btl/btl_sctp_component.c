@@ -6,6 +6,7 @@
  * `ompi_info --param btl sctp --level 9` shows what the core will really use.
  */
 #include "btl_sctp.h"
+#include "iw/iw_verbs.h"
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
 #include "btl_sctp_proc.h"
@@ -168,6 +169,12 @@ static int sctp_component_register(void)
 		-1, OPAL_INFO_LVL_5, &c->free_list_max);
 	reg_int("free_list_inc", "Fragments added to a free list when it runs empty", 32,
 		OPAL_INFO_LVL_5, &c->free_list_inc);
+	reg_bool("rdma",
+		 "Offer RDMA put/get and 64-bit atomics (fetch-add, compare-swap) over the "
+		 "iWARP layer (RDMAP/DDP over the same SCTP associations) for one-sided "
+		 "communication: --mca osc rdma --mca osc_rdma_btls sctp. Point-to-point "
+		 "messages stay on the SCTP streams either way.",
+		 true, OPAL_INFO_LVL_3, &c->rdma);
 
 	/* The BTL's generic parameters: btl_sctp_eager_limit, _max_send_size, _exclusivity,
 	 * _latency, _bandwidth, _flags, ... registered by the BTL base with these defaults. */
@@ -178,22 +185,26 @@ static int sctp_component_register(void)
 	m->btl_rdma_pipeline_send_length = 256 * 1024;
 	m->btl_rdma_pipeline_frag_size = 256 * 1024;
 	m->btl_min_rdma_pipeline_size = 0;
+	m->btl_atomic_flags = 0;
 	m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE;
+	if (c->rdma) {
+		m->btl_flags |= MCA_BTL_FLAGS_RDMA | MCA_BTL_FLAGS_ATOMIC_FOPS |
+				MCA_BTL_FLAGS_ATOMIC_OPS;
+		/* the target's RNIC applies them with CPU atomics: they mix with the CPU's */
+		m->btl_atomic_flags = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_CSWAP |
+				      MCA_BTL_ATOMIC_SUPPORTS_GLOB;
+		m->btl_registration_handle_size = mca_btl_sctp_rdma_handle_size();
+		m->btl_put_limit = m->btl_get_limit = 1u << 30; /* iWARP SGE lengths are 32-bit */
+		m->btl_put_alignment = m->btl_get_alignment = 0;
+		/* local buffers need no registration (a local-only STag covers them) */
+		m->btl_put_local_registration_threshold = SIZE_MAX;
+		m->btl_get_local_registration_threshold = SIZE_MAX;
+		/* no RDMA pipeline for ob1's point-to-point (see btl_sctp_rdma.c) */
+		m->btl_min_rdma_pipeline_size = SIZE_MAX;
+	}
 	m->btl_latency = 100;
 	m->btl_bandwidth = 1000;
-	/* The BTL base registers latency and bandwidth only for BTLs with put; we have none. */
-	(void)mca_base_component_var_register(&c->super.btl_version, "latency",
-					      "Approximate latency of the interconnect in "
-					      "microseconds (ranks BTLs reaching the same peer)",
-					      MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0,
-					      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-					      &m->btl_latency);
-	(void)mca_base_component_var_register(&c->super.btl_version, "bandwidth",
-					      "Approximate bandwidth of the interconnect in Mbps "
-					      "(weights ob1's striping over several BTLs)",
-					      MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0,
-					      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-					      &m->btl_bandwidth);
+	/* latency and bandwidth are registered by the BTL base (we have btl_put) */
 	return mca_btl_base_param_register(&c->super.btl_version, m);
 }
 
@@ -349,12 +360,14 @@ static void sctp_enqueue(opal_list_t *queue, opal_list_item_t *item)
 static void *sctp_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 			   void **cookie)
 {
-	mca_btl_sctp_frag_t *frag = mca_btl_sctp_frag_alloc(len);
+	mca_btl_sctp_frag_t *frag;
 
 	(void)arg;
 	(void)peer;
-	(void)context;
 	(void)tag;
+	if (SCTPT_CTX_IS_IW(context))
+		return NULL; /* iWARP segments are handed to the RNIC as they are */
+	frag = mca_btl_sctp_frag_alloc(len);
 	*cookie = frag;
 	return NULL == frag ? NULL : frag->buf;
 }
@@ -364,6 +377,11 @@ static void sctp_recv(void *arg, const struct sctpt_msg *msg)
 	mca_btl_sctp_frag_t *frag = msg->buf_cookie;
 
 	(void)arg;
+	if (SCTPT_CTX_IS_IW(msg->context)) {
+		if (NULL != mca_btl_sctp_component.rnic)
+			iw_input(mca_btl_sctp_component.rnic, msg);
+		return;
+	}
 	if (NULL == frag) {
 		frag = mca_btl_sctp_frag_alloc(msg->len);
 		if (OPAL_UNLIKELY(NULL == frag)) {
@@ -389,6 +407,9 @@ static void sctp_send_done(void *arg, void *cookie, int status)
 	mca_btl_sctp_frag_t *frag = cookie;
 
 	(void)arg;
+	if (NULL != mca_btl_sctp_component.rnic &&
+	    iw_send_done(mca_btl_sctp_component.rnic, cookie, status))
+		return; /* an iWARP segment */
 	frag->status = 0 == status ? OPAL_SUCCESS : OPAL_ERR_UNREACH;
 	sctp_enqueue(&mca_btl_sctp_component.done_queue, &frag->base.super.super);
 }
@@ -539,7 +560,10 @@ int mca_btl_sctp_component_progress(void)
 	if (NULL == ep)
 		return 0;
 	count = sctpt_progress(ep);
-	return (count > 0 ? count : 0) + sctp_drain();
+	count = count > 0 ? count : 0;
+	if (NULL != mca_btl_sctp_component.rnic)
+		count += mca_btl_sctp_rdma_progress();
+	return count + sctp_drain();
 }
 
 void mca_btl_sctp_component_flush_queues(void)
@@ -657,6 +681,9 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 		return NULL;
 	if (OPAL_SUCCESS != sctp_open_endpoint())
 		return NULL;
+	if ((m->btl_flags & MCA_BTL_FLAGS_RDMA) && OPAL_SUCCESS != mca_btl_sctp_rdma_open())
+		m->btl_flags &= ~(uint32_t)(MCA_BTL_FLAGS_RDMA | MCA_BTL_FLAGS_ATOMIC_FOPS |
+					    MCA_BTL_FLAGS_ATOMIC_OPS);
 	rc = mca_btl_sctp_proc_publish();
 	if (OPAL_SUCCESS != rc) {
 		opal_output(0, "btl sctp: cannot publish the business card through the modex (%d)",

@@ -13,6 +13,7 @@ static void endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 	ep->peer = -1;
 	ep->inflight = 0;
 	ep->lost = 0;
+	ep->qp = NULL; /* destroyed with the RNIC (iw_close) */
 }
 
 static void endpoint_destruct(mca_btl_sctp_endpoint_t *ep)

@@ -19,6 +19,7 @@ struct mca_btl_base_endpoint_t {
 	sctpt_peer_t peer;
 	volatile int32_t inflight; /* sends queued in the core, waiting for send_done */
 	volatile int32_t lost;     /* the core reported the peer lost */
+	struct iw_qp *qp;          /* RDMA queue pair to the peer, NULL without RDMA */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 typedef mca_btl_base_endpoint_t mca_btl_sctp_endpoint_t;

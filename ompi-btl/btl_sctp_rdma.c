@@ -1,0 +1,405 @@
+/*
+ * btl sctp RDMA: put, get and 64-bit atomics (fetch-add, compare-swap) over the project's
+ * iWARP layer (transport/iw: RDMAP/DDP over the same SCTP associations), the thesis's hybrid
+ * design: point-to-point over SCTP streams, one-sided as RDMA. Open MPI's osc rdma uses it
+ * (`--mca osc rdma --mca osc_rdma_btls sctp`).
+ *
+ * - One software RNIC on the core endpoint, one PD, one CQ. One QP per peer, numbered after
+ *   the peer's rank (vpid + 1) on both sides, so no QP numbers travel: the QP towards rank r
+ *   is r + 1 here, and ours is (our rank + 1) there. Jobs above IW_MAX_QP - 1 ranks get no
+ *   RDMA to the ranks beyond (those operations fail with OPAL_ERR_NOT_AVAILABLE).
+ * - Local buffers need no registration: a local-only STag covers the address space (it never
+ *   leaves the process), so the BTL accepts unregistered local buffers of any size.
+ * - Remote completion: a Write completes at the iWARP layer once SCTP has it; osc rdma needs
+ *   the data placed at the target when the put completes (its flush). So every put is a Write
+ *   followed by a 1-byte Read of the same target, which the target serves only after placing
+ *   every earlier segment of the QP (iw's ordering fence); the put completes with the Read.
+ * - ob1 asks for registrations with REMOTE_READ only for its RDMA rendezvous; they are refused
+ *   (and btl_min_rdma_pipeline_size is unbounded), so point-to-point stays on the SCTP
+ *   streams, which move large messages faster than the iWARP layer does today.
+ * - Completions are reaped in the component's progress, without locks held, so callbacks may
+ *   post more operations.
+ */
+#include "btl_sctp.h"
+#include "btl_sctp_endpoint.h"
+#include "btl_sctp_proc.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iw/iw_verbs.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+/* What travels to peers inside osc rdma's window descriptions. */
+struct mca_btl_base_registration_handle_t {
+	uint32_t stag;
+	uint32_t reserved;
+};
+
+struct sctp_reg {
+	struct mca_btl_base_registration_handle_t handle; /* first: the pointer we hand out */
+};
+
+/* One outstanding BTL operation; its address is the work request id of its last WR. */
+struct sctp_rdma_op {
+	mca_btl_sctp_endpoint_t *endpoint;
+	void *local_address;
+	mca_btl_base_registration_handle_t *local_handle;
+	mca_btl_base_rdma_completion_fn_t cbfunc;
+	void *cbcontext, *cbdata;
+	int status;          /* the first error seen among its work requests */
+	uint64_t scratch;    /* the flush Read's sink, a non-fetching atomic's result */
+};
+
+#define SCTP_RDMA_IGNORE 1 /* wr_id of a Write whose completion only matters if it failed */
+
+size_t mca_btl_sctp_rdma_handle_size(void)
+{
+	return sizeof(struct mca_btl_base_registration_handle_t);
+}
+
+int mca_btl_sctp_rdma_open(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	int rc;
+
+	rc = iw_open(c->ep, NULL, &c->rnic);
+	if (0 == rc)
+		rc = iw_pd_alloc(c->rnic, &c->pd);
+	if (0 == rc)
+		rc = iw_cq_create(c->rnic, 4096, &c->cq);
+	/* the local-only STag over the whole address space (never handed to a peer) */
+	if (0 == rc)
+		rc = iw_reg_mr(c->pd, (void *)(uintptr_t)1, UINTPTR_MAX - 1,
+			       IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE, &c->local_stag);
+	if (0 != rc) {
+		opal_output(0, "btl sctp: no RDMA (iWARP layer: %s); put/get/atomics are off",
+			    iw_last_error());
+		mca_btl_sctp_rdma_close();
+		return OPAL_ERROR;
+	}
+	return OPAL_SUCCESS;
+}
+
+void mca_btl_sctp_rdma_close(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+
+	if (NULL != c->rnic)
+		iw_close(c->rnic); /* destroys QPs, regions, CQ and PD */
+	c->rnic = NULL;
+	c->pd = NULL;
+	c->cq = NULL;
+}
+
+/* The QP towards this endpoint, created and connected on first use (both sides know the
+ * numbers). Peers create theirs in add_procs, before any window exists. */
+int mca_btl_sctp_rdma_endpoint_init(mca_btl_sctp_endpoint_t *endpoint)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	opal_process_name_t me = opal_proc_local_get()->proc_name;
+	opal_process_name_t peer = endpoint->proc->proc->proc_name;
+	struct iw_qp_attr qa = { .send_cq = c->cq, .recv_cq = c->cq };
+	int rc;
+
+	if (NULL == c->rnic || NULL != endpoint->qp)
+		return NULL == c->rnic ? OPAL_ERR_NOT_AVAILABLE : OPAL_SUCCESS;
+	if (me.jobid != peer.jobid || peer.vpid + 1 > IW_QPN_MAX || me.vpid + 1 > IW_QPN_MAX)
+		return OPAL_ERR_NOT_AVAILABLE;
+	qa.qpn = peer.vpid + 1;
+	rc = iw_qp_create(c->pd, &qa, &endpoint->qp);
+	if (0 == rc)
+		rc = iw_qp_connect(endpoint->qp, endpoint->peer, me.vpid + 1);
+	if (0 != rc) {
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: no RDMA queue pair to %s: %s", endpoint->proc->name,
+				    iw_last_error());
+		if (NULL != endpoint->qp)
+			iw_qp_destroy(endpoint->qp);
+		endpoint->qp = NULL;
+		return OPAL_ERR_NOT_AVAILABLE;
+	}
+	return OPAL_SUCCESS;
+}
+
+static unsigned reg_access(uint32_t flags)
+{
+	unsigned a = IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE;
+
+	if (flags & MCA_BTL_REG_FLAG_REMOTE_READ)
+		a |= IW_ACCESS_REMOTE_READ;
+	if (flags & MCA_BTL_REG_FLAG_REMOTE_WRITE)
+		a |= IW_ACCESS_REMOTE_WRITE;
+	if (flags & MCA_BTL_REG_FLAG_REMOTE_ATOMIC)
+		a |= IW_ACCESS_REMOTE_ATOMIC;
+	return a;
+}
+
+mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_base_module_t *btl,
+							       struct mca_btl_base_endpoint_t *endpoint,
+							       void *base, size_t size, uint32_t flags)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	const uint32_t remote = MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
+				MCA_BTL_REG_FLAG_REMOTE_ATOMIC;
+	struct sctp_reg *reg;
+
+	(void)btl;
+	(void)endpoint;
+	if (NULL == c->pd)
+		return NULL;
+	/* ob1's RDMA rendezvous registers with REMOTE_READ alone: keep p2p on the streams */
+	if ((flags & remote) == MCA_BTL_REG_FLAG_REMOTE_READ)
+		return NULL;
+	reg = malloc(sizeof(*reg));
+	if (NULL == reg)
+		return NULL;
+	if (0 == size)
+		size = 1; /* a zero-length window still gets a valid STag */
+	if (0 != iw_reg_mr(c->pd, base ? base : (void *)(uintptr_t)1, size, reg_access(flags),
+			   &reg->handle.stag)) {
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: cannot register %zu bytes at %p: %s", size, base,
+				    iw_last_error());
+		free(reg);
+		return NULL;
+	}
+	reg->handle.reserved = 0;
+	return &reg->handle;
+}
+
+int mca_btl_sctp_deregister_mem(struct mca_btl_base_module_t *btl,
+				mca_btl_base_registration_handle_t *handle)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct sctp_reg *reg = (struct sctp_reg *)handle;
+
+	(void)btl;
+	if (NULL != c->rnic)
+		iw_dereg_mr(c->rnic, reg->handle.stag);
+	free(reg);
+	return OPAL_SUCCESS;
+}
+
+static struct sctp_rdma_op *op_new(mca_btl_sctp_endpoint_t *endpoint, void *local_address,
+				   mca_btl_base_registration_handle_t *local_handle,
+				   mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+				   void *cbdata)
+{
+	struct sctp_rdma_op *op = calloc(1, sizeof(*op));
+
+	if (NULL == op)
+		return NULL;
+	op->endpoint = endpoint;
+	op->local_address = local_address;
+	op->local_handle = local_handle;
+	op->cbfunc = cbfunc;
+	op->cbcontext = cbcontext;
+	op->cbdata = cbdata;
+	return op;
+}
+
+static int post_status(int rc)
+{
+	switch (rc) {
+	case 0:
+		return OPAL_SUCCESS;
+	case -ENOSPC:
+		return OPAL_ERR_OUT_OF_RESOURCE; /* osc rdma retries */
+	case -EPIPE:
+		return OPAL_ERR_UNREACH;
+	default:
+		return OPAL_ERROR;
+	}
+}
+
+/* Posts the work requests of one operation; the last one carries op as its id. */
+static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
+		struct iw_send_wr *wr, int nwr)
+{
+	int rc;
+
+	if (OPAL_UNLIKELY(OPAL_SUCCESS != mca_btl_sctp_rdma_endpoint_init(endpoint))) {
+		free(op);
+		return OPAL_ERR_NOT_AVAILABLE;
+	}
+	for (int i = 0; i < nwr; i++) {
+		wr[i].wr_id = i == nwr - 1 ? (uint64_t)(uintptr_t)op : SCTP_RDMA_IGNORE;
+		rc = iw_post_send(endpoint->qp, &wr[i]);
+		if (0 != rc) {
+			/* nothing carries op: the caller retries the whole operation (a Write
+			 * posted before its flush Read failed is placed twice, harmlessly) */
+			free(op);
+			return post_status(rc);
+		}
+	}
+	return OPAL_SUCCESS;
+}
+
+int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		     void *local_address, uint64_t remote_address,
+		     struct mca_btl_base_registration_handle_t *local_handle,
+		     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+		     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+		     void *cbcontext, void *cbdata)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct sctp_rdma_op *op;
+	struct iw_sge src, sink;
+	struct iw_send_wr wr[2];
+
+	(void)flags;
+	(void)order;
+	if (OPAL_UNLIKELY(size > btl->btl_put_limit || NULL == remote_handle))
+		return OPAL_ERR_BAD_PARAM;
+	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+	if (NULL == op)
+		return OPAL_ERR_OUT_OF_RESOURCE;
+	src = (struct iw_sge){ local_address, (uint32_t)size, c->local_stag };
+	sink = (struct iw_sge){ &op->scratch, 1, c->local_stag };
+	memset(wr, 0, sizeof(wr));
+	wr[0] = (struct iw_send_wr){ .opcode = IW_WR_WRITE, .sg_list = &src, .num_sge = 1,
+				     .remote_stag = remote_handle->stag, .remote_to = remote_address };
+	/* the flush: served by the target only after the Write is placed */
+	wr[1] = (struct iw_send_wr){ .opcode = IW_WR_READ, .sg_list = &sink, .num_sge = 1,
+				     .remote_stag = remote_handle->stag, .remote_to = remote_address };
+	return post(endpoint, op, size ? wr : wr + 1, size ? 2 : 1);
+}
+
+int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		     void *local_address, uint64_t remote_address,
+		     struct mca_btl_base_registration_handle_t *local_handle,
+		     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+		     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+		     void *cbcontext, void *cbdata)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct sctp_rdma_op *op;
+	struct iw_sge sink;
+	struct iw_send_wr wr;
+
+	(void)flags;
+	(void)order;
+	if (OPAL_UNLIKELY(size > btl->btl_get_limit || NULL == remote_handle))
+		return OPAL_ERR_BAD_PARAM;
+	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
+	if (NULL == op)
+		return OPAL_ERR_OUT_OF_RESOURCE;
+	sink = (struct iw_sge){ size ? local_address : (void *)&op->scratch, (uint32_t)size,
+				c->local_stag };
+	wr = (struct iw_send_wr){ .opcode = IW_WR_READ, .sg_list = &sink, .num_sge = 1,
+				  .remote_stag = remote_handle->stag, .remote_to = remote_address };
+	return post(endpoint, op, &wr, 1);
+}
+
+static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t remote_address,
+		    mca_btl_base_registration_handle_t *local_handle,
+		    mca_btl_base_registration_handle_t *remote_handle, enum iw_wr_opcode opcode,
+		    uint64_t compare_add, uint64_t swap, int flags,
+		    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct sctp_rdma_op *op;
+	struct iw_sge sink;
+	struct iw_send_wr wr;
+
+	if (OPAL_UNLIKELY((flags & MCA_BTL_ATOMIC_FLAG_32BIT) || NULL == remote_handle ||
+			  (remote_address & 7)))
+		return OPAL_ERR_NOT_SUPPORTED; /* RFC 7306: aligned 64-bit words only */
+	op = op_new(endpoint, result, local_handle, cbfunc, cbcontext, cbdata);
+	if (NULL == op)
+		return OPAL_ERR_OUT_OF_RESOURCE;
+	sink = (struct iw_sge){ result ? result : (void *)&op->scratch, 8, c->local_stag };
+	wr = (struct iw_send_wr){ .opcode = opcode, .sg_list = &sink, .num_sge = 1,
+				  .remote_stag = remote_handle->stag, .remote_to = remote_address,
+				  .compare_add = compare_add, .swap = swap };
+	return post(endpoint, op, &wr, 1);
+}
+
+int mca_btl_sctp_atomic_fop(struct mca_btl_base_module_t *btl,
+			    struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+			    uint64_t remote_address,
+			    struct mca_btl_base_registration_handle_t *local_handle,
+			    struct mca_btl_base_registration_handle_t *remote_handle,
+			    mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+			    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+	(void)btl;
+	(void)order;
+	if (MCA_BTL_ATOMIC_ADD != op)
+		return OPAL_ERR_NOT_SUPPORTED;
+	return atomic64(endpoint, local_address, remote_address, local_handle, remote_handle,
+			IW_WR_FETCH_ADD, operand, 0, flags, cbfunc, cbcontext, cbdata);
+}
+
+int mca_btl_sctp_atomic_op(struct mca_btl_base_module_t *btl,
+			   struct mca_btl_base_endpoint_t *endpoint, uint64_t remote_address,
+			   struct mca_btl_base_registration_handle_t *remote_handle,
+			   mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+			   mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+	(void)btl;
+	(void)order;
+	if (MCA_BTL_ATOMIC_ADD != op)
+		return OPAL_ERR_NOT_SUPPORTED;
+	return atomic64(endpoint, NULL, remote_address, NULL, remote_handle, IW_WR_FETCH_ADD,
+			operand, 0, flags, cbfunc, cbcontext, cbdata);
+}
+
+int mca_btl_sctp_atomic_cswap(struct mca_btl_base_module_t *btl,
+			      struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+			      uint64_t remote_address,
+			      struct mca_btl_base_registration_handle_t *local_handle,
+			      struct mca_btl_base_registration_handle_t *remote_handle,
+			      uint64_t compare, uint64_t value, int flags, int order,
+			      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+			      void *cbdata)
+{
+	(void)btl;
+	(void)order;
+	return atomic64(endpoint, local_address, remote_address, local_handle, remote_handle,
+			IW_WR_COMP_SWAP, compare, value, flags, cbfunc, cbcontext, cbdata);
+}
+
+/* Reaps completions and calls the operations' callbacks; returns how many finished. */
+int mca_btl_sctp_rdma_progress(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct iw_wc wc[16];
+	int n, count = 0;
+
+	if (NULL == c->rnic)
+		return 0;
+	iw_progress(c->rnic);
+	while ((n = iw_poll_cq(c->cq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct sctp_rdma_op *op;
+
+			if (SCTP_RDMA_IGNORE == wc[i].wr_id) {
+				if (IW_WC_SUCCESS != wc[i].status)
+					opal_output_verbose(10, opal_btl_base_framework.framework_output,
+							    "btl sctp: RDMA write failed (status %d)",
+							    (int)wc[i].status);
+				continue; /* the Read behind it is flushed with an error too */
+			}
+			op = (struct sctp_rdma_op *)(uintptr_t)wc[i].wr_id;
+			if (IW_WC_SUCCESS != wc[i].status && OPAL_SUCCESS == op->status)
+				op->status = IW_WC_PEER_LOST == wc[i].status ? OPAL_ERR_UNREACH
+									      : OPAL_ERROR;
+			if (OPAL_SUCCESS != op->status)
+				opal_output(0, "btl sctp: RDMA operation to %s failed (iWARP status %d, "
+					    "terminate layer %u type %u code %#x)",
+					    op->endpoint->proc->name, (int)wc[i].status,
+					    wc[i].term.layer, wc[i].term.etype, wc[i].term.ecode);
+			if (NULL != op->cbfunc)
+				op->cbfunc(&mca_btl_sctp_module.super, op->endpoint, op->local_address,
+					   op->local_handle, op->cbcontext, op->cbdata, op->status);
+			free(op);
+			count++;
+		}
+	}
+	return count;
+}
