@@ -378,6 +378,13 @@ int mca_btl_sctp_rdma_progress(void)
 		for (int i = 0; i < n; i++) {
 			struct sctp_rdma_op *op;
 
+			if (0 == wc[i].wr_id) {
+				/* a Terminate with nothing of ours outstanding */
+				opal_output(0, "btl sctp: RDMA queue pair %u failed (terminate layer %u "
+					    "type %u code %#x)", wc[i].qpn, wc[i].term.layer,
+					    wc[i].term.etype, wc[i].term.ecode);
+				continue;
+			}
 			if (SCTP_RDMA_IGNORE == wc[i].wr_id) {
 				if (IW_WC_SUCCESS != wc[i].status)
 					opal_output_verbose(10, opal_btl_base_framework.framework_output,

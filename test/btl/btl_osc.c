@@ -49,6 +49,36 @@ static void fence_put_get(MPI_Win win, unsigned char *base, size_t max, const ch
 	free(dst);
 }
 
+/* Many multi-segment gets in flight at once (their responses overtake each other on the
+ * streams): each rank reads 16 blocks of 64 KiB from its left neighbour in one epoch. */
+static void burst_get(MPI_Win win, unsigned char *base, const char *flavor)
+{
+	const size_t n = 65536;
+	const int k = 16;
+	int left = (rank + size - 1) % size;
+	unsigned char *dst = malloc(n * k);
+	uint64_t sum = 0;
+
+	BT_EXPECT(dst, "malloc");
+	for (int j = 0; j < k; j++)
+		bt_fill(base + n * (size_t)j, n, 5000 + (uint64_t)rank * 31 + (uint64_t)j);
+	memset(dst, 0, n * k);
+	MPI_Win_fence(0, win);
+	for (int j = 0; j < k; j++)
+		MPI_Get(dst + n * (size_t)j, (int)n, MPI_BYTE, left, (MPI_Aint)(n * (size_t)j), (int)n,
+			MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	for (int j = 0; j < k; j++) {
+		check_block(dst + n * (size_t)j, n, 5000 + (uint64_t)left * 31 + (uint64_t)j, "burst get");
+		sum += bt_hash(dst + n * (size_t)j, n);
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	if (0 == rank)
+		printf("CHECK %s burst of %d gets of %zu bytes: %016llx\n", flavor, k, n,
+		       (unsigned long long)sum);
+	free(dst);
+}
+
 /* Passive target: every rank adds into rank 0's counters and takes tickets. */
 static void passive_atomics(MPI_Win win, int64_t *base, const char *flavor)
 {
@@ -141,7 +171,7 @@ static void passive_puts(MPI_Win win, unsigned char *base, size_t block, const c
 int main(int argc, char **argv)
 {
 	size_t max = argc > 1 ? (size_t)strtoull(argv[1], NULL, 0) : 4u << 20;
-	size_t len = max > 4096 * 8 ? max : 4096 * 8;
+	size_t len = max > (1u << 20) ? max : 1u << 20; /* burst_get's 16 x 64 KiB */
 	MPI_Win win;
 	void *mem;
 
@@ -154,6 +184,7 @@ int main(int argc, char **argv)
 	MPI_Alloc_mem((MPI_Aint)len, MPI_INFO_NULL, &mem);
 	MPI_Win_create(mem, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	fence_put_get(win, mem, max, "create");
+	burst_get(win, mem, "create");
 	passive_puts(win, mem, 65536, "create");
 	MPI_Win_free(&win);
 	MPI_Win_create(mem, (MPI_Aint)len, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);

@@ -11,6 +11,9 @@
 #define IW_MAX_MR 4096
 #define IW_RSP_DEPTH 64     /* inbound Read/Atomic requests awaiting their response (IRD) */
 #define IW_FENCE_MASK 0x7fffffffu
+/* Unordered segments may arrive this far ahead of the oldest missing one (the sender has at
+ * most its tx slots plus two socket buffers in flight, far fewer). */
+#define IW_RX_WINDOW 8192u
 #define IW_SLOT_HDR (IW_UNTAGGED_HLEN + IW_ATOMIC_REQ_LEN + IW_UNTAGGED_HLEN)
 
 struct iw_mr {
@@ -84,7 +87,8 @@ struct iw_qp {
 	struct iw_rsp rsp[IW_RSP_DEPTH];
 	unsigned rsp_head, rsp_count;
 	uint32_t tx_msn[4], rx_msn[4];
-	uint32_t tx_unord, rx_unord;
+	uint32_t tx_unord, rx_unord;   /* rx_unord: every unordered index below it arrived */
+	uint64_t rx_seen[IW_RX_WINDOW / 64]; /* arrived unordered indexes at and above rx_unord */
 	struct iw_held *held, *held_tail;
 	size_t held_bytes;
 	int term_pending;

@@ -300,7 +300,23 @@ int iw_input(struct iw_rnic *r, const struct sctpt_msg *m)
 	if (qp->state == IW_QPS_ERROR) {
 		iw_rx_segment(qp, d, m->len); /* only a Terminate still matters: no fence */
 	} else if (m->len >= 1 && (d[0] & IW_DDP_T) && !(d[0] & IW_DDP_L)) {
-		qp->rx_unord = (qp->rx_unord + 1) & IW_FENCE_MASK;
+		/* The fence of an ordered segment counts the unordered ones sent before it; later
+		 * ones may overtake, so count by index: rx_unord is the first index not yet seen. */
+		uint32_t off = ((uint32_t)m->tag - qp->rx_unord) & IW_FENCE_MASK;
+		if (off >= IW_RX_WINDOW) {
+			static const struct iw_term far = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
+			iw_qp_fail(qp, &far, d, m->len, NULL); /* a duplicate or a runaway sender */
+			goto out;
+		}
+		uint32_t idx = ((uint32_t)m->tag & IW_FENCE_MASK) % IW_RX_WINDOW;
+		qp->rx_seen[idx / 64] |= 1ull << (idx % 64);
+		for (;;) {
+			uint32_t w = qp->rx_unord % IW_RX_WINDOW;
+			if (!(qp->rx_seen[w / 64] & (1ull << (w % 64))))
+				break;
+			qp->rx_seen[w / 64] &= ~(1ull << (w % 64));
+			qp->rx_unord = (qp->rx_unord + 1) & IW_FENCE_MASK;
+		}
 		iw_rx_segment(qp, d, m->len);
 		if (r->qp[qpn] == qp)
 			drain_held(qp);
