@@ -70,7 +70,7 @@ if command -v gnuplot >/dev/null; then
 		echo 'set multiplot layout 2,3 title "MPI one-sided: osc rdma on btl sctp (iWARP over SCTP) vs osc pt2pt"'
 		echo 'set logscale x 2; set logscale y; set grid; set key top left; set xlabel "bytes"; set format x "%.0b%BB"'
 		for t in put_lat get_lat acc_lat put_bw get_bw mixed; do
-			echo "set title \"$t\"; set ylabel \"$(case $t in *_bw) echo MB/s ;; *) echo us ;; esac)\""
+			echo "set title \"$t\" noenhanced; set ylabel \"$(case $t in *_bw) echo MB/s ;; *) echo us ;; esac)\""
 			echo "plot \"$out/$t.rdma_sctp.dat\" w lp t \"osc rdma, btl sctp\", \"$out/$t.pt2pt_sctp.dat\" w lp t \"osc pt2pt, btl sctp\", \"$out/$t.pt2pt_tcp.dat\" w lp t \"osc pt2pt, btl tcp\""
 		done
 		echo 'unset multiplot'
