@@ -37,6 +37,7 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 #define SCTPT_CARD_MAX 512    /* a business card fits in this many bytes, NUL included */
 #define SCTPT_MAX_ADDRS 8     /* local or remote addresses (NICs) per endpoint */
 #define SCTPT_MAX_STREAMS 256
+#define SCTPT_MAX_RAILS SCTPT_MAX_ADDRS /* striped rails per peer */
 /* Contexts at and above this are reserved for layers inside the project (the iWARP layer
  * uses SCTPT_CTX_IW | qp): MPI layers keep their own contexts below it. */
 #define SCTPT_CTX_RESERVED 0xfff00000u
@@ -72,6 +73,12 @@ struct sctpt_event {
 	const char *what; /* printable description: peer card, path addresses */
 };
 
+/* One rail of a striped peer: this host's NIC and the peer's NIC it talks to (IPv4, network
+ * byte order, as in struct in_addr). */
+struct sctpt_rail {
+	uint32_t local, remote;
+};
+
 /* Callbacks; all optional but recv. They run with the endpoint lock held (see above). */
 struct sctpt_ops {
 	/* A complete message, in order per (peer, context) unless sent unordered. */
@@ -87,6 +94,17 @@ struct sctpt_ops {
 	void (*event)(void *arg, const struct sctpt_event *ev);
 	/* Replaces the (context, tag) -> stream mapping; must return 1..nstreams-1 (0 is control). */
 	uint16_t (*stream_map)(void *arg, uint32_t context, int32_t tag, uint16_t nstreams);
+	/*
+	 * Striping (issue 8): called once by sctpt_peer_add with the peer's card and NIC
+	 * addresses; fills out[0..max) with the rails to this peer, best first, and returns how
+	 * many (0: the peer is not striped and gets the one multihomed association). Each rail
+	 * is its own association pinned to its (local NIC, remote NIC) pair; the core stripes
+	 * over them (see "Striping" in sctpt.h). Both ends must stripe to each other. For a Flat
+	 * Neighborhood Network, fill it from routing/fnn's fnn_stripe_pairs (test/testbed's
+	 * tb_core_stripe.c shows how). The local addresses must be among the endpoint's own.
+	 */
+	int (*rails)(void *arg, const char *card, const uint32_t *peer_addrs, int naddrs,
+		     struct sctpt_rail *out, int max);
 	void *arg;
 };
 
@@ -116,8 +134,26 @@ struct sctpt_config {
 	int sack_delay_ms;       /* delayed SACK timer (10); each direction has its own
 				  * association, so SACKs never ride on reverse data */
 	int sack_freq;           /* SACK every this many packets (1) */
+	size_t stripe_small;     /* striped peers: messages up to this size travel whole on the
+				  * live rail with the lowest RTT; larger ones are split by
+				  * fragment across the live rails in proportion to their rates
+				  * (16 KiB) */
 	struct sctpt_ops ops;
 };
+
+/*
+ * Striping. With ops.rails a peer gets one association per rail (each bound to, and sending
+ * from, its rail's two addresses only: no failover beneath SCTP). Each message, or each
+ * fragment of a large one, goes to one rail: up to stripe_small bytes on the live rail with
+ * the lowest RTT, larger ones fragment by fragment to the rail that would finish it first
+ * (bytes it holds unacknowledged / its measured rate; equal while rates are unknown). The
+ * receiver reassembles by the envelope's (context, seq, offset), whatever rail each
+ * fragment took, and drops duplicates. The sender keeps a copy of each fragment until
+ * SCTP has it acknowledged; a rail whose path probes go unanswered, or whose association
+ * fails, is aborted and its unacknowledged fragments are re-sent on the other rails; it is
+ * reconnected once its path answers again. The peer is lost once no rail has worked for
+ * rto_max_ms * assoc_max_retrans.
+ */
 
 /* Flags for sctpt_send. */
 #define SCTPT_SEND_UNORDERED 0x1u /* no per-(peer, context) ordering for this message */
@@ -130,6 +166,11 @@ struct sctpt_path_stats {
 	uint32_t cwnd;
 	uint64_t packets_out, bytes_out; /* UDP datagrams/bytes we sent on this path */
 	uint64_t packets_in, bytes_in;
+	/* striped peers: fragments (and their bytes, envelopes included) the core gave this
+	 * rail, and the bytes it holds until SCTP has them acknowledged */
+	uint64_t frags_out, frag_bytes_out;
+	uint64_t unacked_bytes;
+	uint64_t rate_bps;          /* the rail's delivery rate estimate, bytes/s (0: unknown) */
 };
 
 struct sctpt_peer_stats {
@@ -147,6 +188,10 @@ struct sctpt_peer_stats {
 	/* ... and of the peer's association (the one we receive on) */
 	uint32_t sctp_in_rwnd, sctp_in_unacked, sctp_in_pending;
 	uint64_t stream_msgs_sent[SCTPT_MAX_STREAMS];
+	/* striped peers: rails (then paths[i] is rail i), rail failures seen, fragments re-sent
+	 * on other rails after a failure, and duplicate fragments dropped on receipt */
+	int nrails;
+	uint64_t rail_failures, frags_resent, dup_frags_dropped;
 };
 
 enum sctpt_peer_state {
