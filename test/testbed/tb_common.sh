@@ -67,3 +67,40 @@ tb_mpirun() {
 check_allpairs() {
 	echo "$1" | grep -q "^CHECK allpairs ranks $2 rounds [0-9]* messages [1-9][0-9]* bytes [0-9]* errors 0$"
 }
+
+# need_core_stripe: the core's FNN striping program is built.
+need_core_stripe() {
+	[ -x "${TB_CORE_STRIPE:-}" ] || hard "tb_core_stripe not built (TB_CORE_STRIPE=${TB_CORE_STRIPE:-})"
+}
+
+# tb_core_stripe SECONDS [ARGS...]: runs tb_core_stripe once per PC namespace of cluster
+# TB_PREFIX (at most 90 s each), business cards through a fresh directory; the output of PC
+# N is in $TB_OUT/out.N.  Returns 0 if every process exited 0.  With TB_DURING set, runs that
+# command (in this shell) while the processes run.
+tb_core_stripe() {
+	local secs=$1 n i p rc=0 pids=()
+	shift
+	n=$(sed -n 's/^NPCS=//p' "$TB_DIR/env")
+	TB_OUT=$(mktemp -d)
+	for ((i = 0; i < n; i++)); do
+		ip netns exec "$TB_PREFIX-pc$i" timeout -k 5 90 "$TB_CORE_STRIPE" --table "$TB_DIR/table" \
+			--addrs "$TB_DIR/addrs" --pc $i --dir "$TB_OUT" --seconds "$secs" "$@" \
+			>"$TB_OUT/out.$i" 2>&1 &
+		pids+=($!)
+		_pids+=($!)
+	done
+	[ -z "${TB_DURING:-}" ] || eval "$TB_DURING"
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	return $rc
+}
+
+# check_core_stripe NPCS: every PC's process printed CHECK with no errors, and every pair
+# got one rail per shared switch (tb_core_stripe reads it back from sctpt_peer_stats).
+check_core_stripe() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		grep -q "^CHECK core-stripe pc $i peers [0-9]* messages [1-9][0-9]* bytes [0-9]* errors 0$" \
+			"$TB_OUT/out.$i" || return 1
+	done
+	! grep -h '^RAILS' "$TB_OUT"/out.* | awk '$7 != $9 { bad = 1 } END { exit !bad }'
+}
