@@ -253,7 +253,7 @@ struct sctpt_peer *sctpt_peer_by_udp(struct sctpt_ep *ep, const struct sockaddr_
 static int ask_rails(struct sctpt_ep *ep, const char *card, const struct sctpt_card_info *ci,
 		     struct sctpt_rail *rails, int *local)
 {
-	if (!ep->cfg.ops.rails || ep->nosock)
+	if (!ep->cfg.ops.rails)
 		return 0;
 	int n = ep->cfg.ops.rails(ep->cfg.ops.arg, card, ci->addrs, ci->naddrs, rails,
 				  SCTPT_MAX_RAILS);
