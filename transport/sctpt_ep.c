@@ -880,8 +880,10 @@ static int seen_add(struct sctpt_seen *s, uint32_t id)
 			s->low = seen_next(s->low);
 			k++;
 		}
-		memmove(s->ids, s->ids + k, (s->n - k) * sizeof(*s->ids));
-		s->n -= k;
+		if (k) {
+			memmove(s->ids, s->ids + k, (s->n - k) * sizeof(*s->ids));
+			s->n -= k;
+		}
 		return 0;
 	}
 	if (s->n == s->cap) {
