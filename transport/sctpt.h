@@ -96,15 +96,16 @@ struct sctpt_ops {
 	uint16_t (*stream_map)(void *arg, uint32_t context, int32_t tag, uint16_t nstreams);
 	/*
 	 * Striping (issue 8): called once by sctpt_peer_add with the peer's card and NIC
-	 * addresses; fills out[0..max) with the rails to this peer, best first, and returns how
-	 * many (0: the peer is not striped and gets the one multihomed association). Each rail
-	 * is its own association pinned to its (local NIC, remote NIC) pair; the core stripes
-	 * over them (see "Striping" in sctpt.h). Both ends must stripe to each other. For a Flat
-	 * Neighborhood Network, fill it from routing/fnn's fnn_stripe_pairs (test/testbed's
-	 * tb_core_stripe.c shows how). The local addresses must be among the endpoint's own.
+	 * addresses and this endpoint's own; fills out[0..max) with the rails to this peer,
+	 * best first, and returns how many (0: the peer is not striped and gets the one
+	 * multihomed association). Each rail is its own association pinned to its (local NIC,
+	 * remote NIC) pair; the core stripes over them (see "Striping" below). Both ends must
+	 * stripe to each other. For a Flat Neighborhood Network, routing/fnn's
+	 * fnn_stripe_addrs fills it in one call (fnn_stripe_pairs by addresses). The local
+	 * addresses must be among the endpoint's own.
 	 */
-	int (*rails)(void *arg, const char *card, const uint32_t *peer_addrs, int naddrs,
-		     struct sctpt_rail *out, int max);
+	int (*rails)(void *arg, const char *card, const uint32_t *peer_addrs, int npeer,
+		     const uint32_t *my_addrs, int nmine, struct sctpt_rail *out, int max);
 	void *arg;
 };
 

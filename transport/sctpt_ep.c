@@ -255,8 +255,11 @@ static int ask_rails(struct sctpt_ep *ep, const char *card, const struct sctpt_c
 {
 	if (!ep->cfg.ops.rails)
 		return 0;
-	int n = ep->cfg.ops.rails(ep->cfg.ops.arg, card, ci->addrs, ci->naddrs, rails,
-				  SCTPT_MAX_RAILS);
+	uint32_t mine[SCTPT_MAX_ADDRS];
+	for (int k = 0; k < ep->nudp; k++)
+		mine[k] = ep->udp[k].addr.sin_addr.s_addr;
+	int n = ep->cfg.ops.rails(ep->cfg.ops.arg, card, ci->addrs, ci->naddrs, mine, ep->nudp,
+				  rails, SCTPT_MAX_RAILS);
 	if (n < 0 || n > SCTPT_MAX_RAILS)
 		return sctpt_err(-EINVAL, "peer %s: the rails callback returned %d", card, n);
 	for (int i = 0; i < n; i++) {

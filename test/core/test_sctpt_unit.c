@@ -211,13 +211,14 @@ static void reassembly(void)
 /* A striped peer: fragments of one message over any rail (stream), in any order, some
  * twice, as after a rail failure; unordered messages numbered with MSGID. */
 static int two_rails(void *arg, const char *card, const uint32_t *addrs, int naddrs,
-		     struct sctpt_rail *out, int max)
+		     const uint32_t *mine, int nmine, struct sctpt_rail *out, int max)
 {
 	(void)arg;
 	(void)card;
-	EXPECT(naddrs == 2 && max >= 2, "rails callback: %d addresses, max %d", naddrs, max);
+	EXPECT(naddrs == 2 && max >= 2 && nmine == 1, "rails callback: %d addresses, %d own, max %d",
+	       naddrs, nmine, max);
 	for (int i = 0; i < 2; i++) {
-		out[i].local = inet_addr("127.0.0.1");
+		out[i].local = mine[0];
 		out[i].remote = addrs[i];
 	}
 	return 2;

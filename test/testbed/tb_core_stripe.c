@@ -97,39 +97,23 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int pc_of_ip(uint32_t ip)
-{
-	char a[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &ip, a, sizeof(a));
-	for (int i = 0; i < g.map.npcs * g.map.maxnics; i++)
-		if (g.map.nic[i].pc >= 0 && strcmp(g.map.nic[i].ip, a) == 0)
-			return g.map.nic[i].pc;
-	return -1;
-}
-
-/* ops.rails: the peer's PC from its addresses, then routing/fnn's stripe pairs. */
+/* ops.rails: routing/fnn's stripe pairs of this PC and the peer's, found by address. */
 static int rails_cb(void *arg, const char *card, const uint32_t *addrs, int naddrs,
-		    struct sctpt_rail *out, int max)
+		    const uint32_t *mine, int nmine, struct sctpt_rail *out, int max)
 {
-	struct fnn_stripe st[FNN_MAX_NICS];
+	uint32_t l[SCTPT_MAX_RAILS], r[SCTPT_MAX_RAILS];
 	(void)arg;
-	int pc = -1;
-	for (int i = 0; i < naddrs && pc < 0; i++)
-		pc = pc_of_ip(addrs[i]);
-	if (pc < 0 || pc == g.me) {
+	int n = fnn_stripe_addrs(&g.d, &g.routes, &g.map, mine, nmine, addrs, naddrs, l, r,
+				 max < SCTPT_MAX_RAILS ? max : SCTPT_MAX_RAILS);
+	if (n < 0) {
 		fprintf(stderr, "pc %d: card %s is no other PC of the address map\n", g.me, card);
 		return 0;
 	}
-	int n = fnn_stripe_pairs(&g.d, &g.routes, &g.map, g.me, pc, st, FNN_MAX_NICS);
-	int k = 0;
-	for (int i = 0; i < n && i < FNN_MAX_NICS && k < max; i++) {
-		if (!st[i].local || !st[i].remote)
-			continue;
-		inet_pton(AF_INET, st[i].local->ip, &out[k].local);
-		inet_pton(AF_INET, st[i].remote->ip, &out[k].remote);
-		k++;
+	for (int i = 0; i < n; i++) {
+		out[i].local = l[i];
+		out[i].remote = r[i];
 	}
-	return k;
+	return n;
 }
 
 static struct peer *peer_by_id(sctpt_peer_t id)
