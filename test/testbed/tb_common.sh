@@ -104,3 +104,20 @@ check_core_stripe() {
 	done
 	! grep -h '^RAILS' "$TB_OUT"/out.* | awk '$7 != $9 { bad = 1 } END { exit !bad }'
 }
+
+# tb_mpirun_sctp NP TIMEOUT PROG ARGS...: NP ranks over our btl sctp (self,sctp), one per PC
+# namespace of cluster TB_PREFIX, striped by the cluster's FNN table and address map
+# (btl_sctp_fnn_table, btl_sctp_fnn_addrs).  Needs BTL_LIBDIR and OMPI_COMPONENTDIR.
+tb_mpirun_sctp() {
+	local np=$1 t=$2 san=()
+	shift 2
+	[ -f "${BTL_LIBDIR:-}/mca_btl_sctp.so" ] || hard "mca_btl_sctp.so not built (BTL_LIBDIR=${BTL_LIBDIR:-})"
+	# the ASan-built component is dlopened by the ranks: preload the runtime (test/btl)
+	[ "${SANITIZERS:-no}" != yes ] || san=(-x LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
+		-x ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
+	FNN_TB_PREFIX=$TB_PREFIX timeout -k 10 "$t" "$MPIRUN" --allow-run-as-root --oversubscribe \
+		--bind-to none -np "$np" --mca pml ob1 --mca btl self,sctp "${san[@]}" \
+		--mca mca_base_component_path "$BTL_LIBDIR:$OMPI_COMPONENTDIR" \
+		--mca btl_sctp_fnn_table "$TB_DIR/table" --mca btl_sctp_fnn_addrs "$TB_DIR/addrs" \
+		--mca btl_base_warn_component_unused 0 "$TB_SRC/in-pc-ns.sh" "$@" 2>&1
+}
