@@ -154,6 +154,10 @@ struct sctpt_config {
  * fails, is aborted and its unacknowledged fragments are re-sent on the other rails; it is
  * reconnected once its path answers again. The peer is lost once no rail has worked for
  * rto_max_ms * assoc_max_retrans.
+ * Why a callback and not FNN file names in the config: the core stays independent of
+ * routing/fnn (and of FNNs: any rail list works), and the plugin that has the files decides
+ * how to name hosts. Why own copies and not SCTP_SEND_FAILED_EVENT's data: an ABORTed or
+ * lost association hands back only what it never sent, not what was sent and lost with it.
  */
 
 /* Flags for sctpt_send. */
