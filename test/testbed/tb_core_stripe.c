@@ -3,7 +3,7 @@
  * process per PC namespace, no MPI.
  *
  *   tb_core_stripe --table T --addrs A --pc N --dir D [--seconds S] [--rounds R]
- *                  [--max BYTES] [--all-rails]
+ *                  [--max BYTES] [--all-rails] [--oneway]
  *
  * The endpoint binds the PC's NICs from the address map A (fnn-cluster.sh's `addrs`) and
  * stripes to each peer over the (local NIC, remote NIC) pairs routing/fnn's
@@ -15,6 +15,7 @@
  * len, FNV-1a 64} and a payload generated from (src, dst, round) that the receiver
  * regenerates and compares byte for byte; then an END message with the count.  Sends for
  * --seconds (default 5) or --rounds rounds, then waits (bounded) for every peer's messages.
+ * With --oneway a PC sends only to higher-numbered PCs (one direction per pair).
  * Prints per peer
  *   RAILS pc A peer B rails K shared S bytes b0,b1,.. up u0,u1,.. failures F resent R dups D
  * and
@@ -253,7 +254,7 @@ static int write_card(const char *dir, int pc, const char *card)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tb_core_stripe --table T --addrs A --pc N --dir D [--seconds S] "
-			"[--rounds R] [--max BYTES] [--all-rails]\n");
+			"[--rounds R] [--max BYTES] [--all-rails] [--oneway]\n");
 	exit(2);
 }
 
@@ -262,12 +263,12 @@ int main(int argc, char **argv)
 	const char *table = NULL, *addrs = NULL, *dir = NULL;
 	double seconds = 5;
 	long rounds = -1;
-	int all_rails = 0;
+	int all_rails = 0, oneway = 0;
 	char err[256];
 	static const struct option opts[] = {
 		{"table", 1, 0, 't'}, {"addrs", 1, 0, 'a'}, {"pc", 1, 0, 'p'}, {"dir", 1, 0, 'd'},
 		{"seconds", 1, 0, 's'}, {"rounds", 1, 0, 'r'}, {"max", 1, 0, 'm'},
-		{"all-rails", 0, 0, 'A'}, {0, 0, 0, 0}};
+		{"all-rails", 0, 0, 'A'}, {"oneway", 0, 0, 'o'}, {0, 0, 0, 0}};
 	g.me = -1;
 	g.max = 1 << 20;
 	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
@@ -280,6 +281,7 @@ int main(int argc, char **argv)
 		case 'r': rounds = atol(optarg); break;
 		case 'm': g.max = (size_t)atol(optarg); break;
 		case 'A': all_rails = 1; break;
+		case 'o': oneway = 1; break;
 		default: usage();
 		}
 	}
@@ -355,7 +357,7 @@ int main(int argc, char **argv)
 		int timeup = rounds < 0 && now_s() - start >= seconds;
 		for (int i = 0; i < g.npeers && !timeup; i++) {
 			struct peer *p = &g.peers[i];
-			if (p->next_round >= cap)
+			if (p->next_round >= cap || (oneway && p->pc < g.me))
 				continue;
 			busy = 1;
 			if (p->inflight < WINDOW && send_one(ep, i, p->next_round, 0, 0) == 0)
