@@ -273,6 +273,14 @@ static int ask_rails(struct sctpt_ep *ep, const char *card, const struct sctpt_c
 			return sctpt_err(-EINVAL, "peer %s: rail %d's local address %s is not one of "
 					 "this endpoint's", card, i, a);
 		}
+		/* incoming packets find their rail by the peer's address */
+		for (int k = 0; k < i; k++) {
+			if (rails[k].remote == rails[i].remote) {
+				inet_ntop(AF_INET, &rails[i].remote, a, sizeof(a));
+				return sctpt_err(-EINVAL, "peer %s: rails %d and %d both go to %s", card,
+						 k, i, a);
+			}
+		}
 	}
 	return n;
 }

@@ -283,6 +283,10 @@ static void striped_reassembly(void)
 	/* MSGID only on unordered, numbered data */
 	EXPECT(sctpt_rx_inject(ep, p, 2, pkt, frame_f(pkt, 9, 5, 3, SCTPT_F_MSGID, u3, 10, 0, 10)) ==
 	       -EPROTO, "MSGID on an ordered message accepted");
+	/* two rails to one remote address cannot be told apart on receipt: refused */
+	EXPECT(sctpt_peer_add(ep, "sctpt1 8 8 127.0.0.4 127.0.0.4") == -EINVAL &&
+	       strstr(sctpt_last_error(), "both go to 127.0.0.4"), "duplicate rail: %s",
+	       sctpt_last_error());
 	sctpt_close(ep);
 }
 
