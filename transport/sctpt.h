@@ -151,8 +151,9 @@ struct sctpt_config {
  * receiver reassembles by the envelope's (context, seq, offset), whatever rail each
  * fragment took, and drops duplicates. The sender keeps a copy of each fragment until
  * SCTP has it acknowledged; a rail whose path probes go unanswered, or whose association
- * fails, is aborted and its unacknowledged fragments are re-sent on the other rails; it is
- * reconnected once its path answers again. The peer is lost once no rail has worked for
+ * fails, is dropped and its unacknowledged fragments are re-sent on the other rails; once
+ * its path answers again it is used again (its association if that outlived the outage,
+ * else a new one). The peer is lost once no rail has worked for
  * rto_max_ms * assoc_max_retrans.
  * Why a callback and not FNN file names in the config: the core stays independent of
  * routing/fnn (and of FNNs: any rail list works), and the plugin that has the files decides
@@ -193,10 +194,11 @@ struct sctpt_peer_stats {
 	/* ... and of the peer's association (the one we receive on) */
 	uint32_t sctp_in_rwnd, sctp_in_unacked, sctp_in_pending;
 	uint64_t stream_msgs_sent[SCTPT_MAX_STREAMS];
-	/* striped peers: rails (then paths[i] is rail i), rail failures seen, fragments re-sent
-	 * on other rails after a failure, and duplicate fragments dropped on receipt */
+	/* striped peers: rails (then paths[i] is rail i), rail failures seen, rails connected
+	 * again after a failure, fragments re-sent on other rails after a failure, and duplicate
+	 * fragments dropped on receipt */
 	int nrails;
-	uint64_t rail_failures, frags_resent, dup_frags_dropped;
+	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags_dropped;
 };
 
 enum sctpt_peer_state {

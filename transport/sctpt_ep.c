@@ -558,13 +558,17 @@ static uint64_t rail_cost(const struct sctpt_peer *p, const struct sctpt_rail_st
 	return r->srtt_us + (r->held + len) * 1000000u / (rate ? rate : 1);
 }
 
-/* Stops using rail r: ABORTs its association and queues its unacknowledged fragments to
- * be re-sent on the others (the receiver drops whatever arrives twice). */
-static void rail_fail(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r)
+/* Stops using rail r and queues its unacknowledged fragments to be re-sent on the others
+ * (the receiver drops whatever arrives twice). Its association is left to SCTP: it is used
+ * again if it outlives the outage, else COMM_LOST clears assoc_out and the rail reconnects.
+ * (An ABORT cannot be relied on: usrsctp refuses it with EAGAIN while the send buffer is
+ * full, which is when a rail's path has just died.) What SCTP still holds of the old
+ * copies only delays the release of new ones (rail_release). */
+static void rail_fail(struct sctpt_peer *p, struct sctpt_rail_st *r)
 {
 	if (r->live && (p->state == SCTPT_PEER_UP || p->state == SCTPT_PEER_CONNECTING))
 		p->rail_failures++; /* not the ABORTs of a peer that closed */
-	sctpt_sock_rail_abort(ep, r);
+	r->live = 0;
 	r->down_ms = sctpt_now_ms();
 	if (r->head) {
 		if (p->resend_tail)
@@ -604,7 +608,7 @@ static int rail_place(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rf
 		if (rc == -EAGAIN)
 			continue;
 		if (rc < 0) {
-			rail_fail(ep, p, r);
+			rail_fail(p, r);
 			continue;
 		}
 		f->next = NULL;
@@ -649,10 +653,18 @@ static void rails_tend(struct sctpt_ep *ep, struct sctpt_peer *p)
 		struct sctpt_rail_st *r = &p->rails[i];
 		int path_up = atomic_load(&p->paths[i]->up);
 		if (r->live && !path_up)
-			rail_fail(ep, p, r);
+			rail_fail(p, r);
 		if (!r->live) {
-			if (path_up && now - r->down_ms >= 200 && sctpt_sock_rail_connect(ep, p, r) != 0)
+			if (!path_up || now - r->down_ms < 200)
+				continue;
+			if (r->assoc_out) { /* its association outlived the outage: use it again */
+				r->live = 1;
+				p->rail_reconnects++;
+			} else if (sctpt_sock_rail_connect(ep, p, r) != 0) {
 				r->down_ms = now;
+			} else {
+				p->rail_reconnects++;
+			}
 			continue;
 		}
 		live++;
@@ -693,7 +705,7 @@ void sctpt_on_rail(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_
 	}
 	if (t == SCTPT_EV_ASSOC_DOWN) {
 		r->assoc_out = 0; /* gone already: nothing to abort */
-		rail_fail(ep, p, r);
+		rail_fail(p, r);
 		return;
 	}
 	r->ever_up = 1;
@@ -1462,6 +1474,7 @@ int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_sta
 		st->reassembling++;
 	st->nrails = p->nrails;
 	st->rail_failures = p->rail_failures;
+	st->rail_reconnects = p->rail_reconnects;
 	st->frags_resent = p->frags_resent;
 	st->dup_frags_dropped = p->dup_frags;
 	for (uint16_t s = 0; s < ep->cfg.streams; s++)

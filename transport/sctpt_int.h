@@ -151,7 +151,7 @@ struct sctpt_peer {
 	struct sctpt_rxmsg *rxlist;
 	struct sctpt_seen seen;
 	uint64_t all_down_ms;       /* since when no rail has been live (0: one is) */
-	uint64_t rail_failures, frags_resent, dup_frags;
+	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags;
 };
 
 struct sctpt_udp {
@@ -218,13 +218,11 @@ int sctpt_sock_wait(struct sctpt_ep *ep, int timeout_ms); /* poll the UDP socket
 int sctpt_sock_unacked(struct sctpt_ep *ep);
 
 /* Rails of striped peers. connect: a new association on the rail's pinned address; send:
- * like sctpt_sock_send on the rail's association; abort: ABORT it and forget it; held: the
- * bytes SCTP holds for it (queued or unacknowledged), < 0 if it cannot tell; info: srtt and
- * cwnd of its path. */
+ * like sctpt_sock_send on the rail's association; held: the bytes SCTP holds for it (queued
+ * or unacknowledged), < 0 if it cannot tell; info: srtt and cwnd of its path. */
 int sctpt_sock_rail_connect(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
 int sctpt_sock_rail_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
 			 uint16_t stream, const void *buf, size_t len);
-void sctpt_sock_rail_abort(struct sctpt_ep *ep, struct sctpt_rail_st *r);
 int64_t sctpt_sock_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r);
 void sctpt_sock_rail_info(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
 uint64_t sctpt_now_ms(void);

@@ -496,17 +496,6 @@ int sctpt_sock_rail_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt
 			 stream, strerror(errno));
 }
 
-void sctpt_sock_rail_abort(struct sctpt_ep *ep, struct sctpt_rail_st *r)
-{
-	static const char none; /* usrsctp_sendv refuses a NULL buffer, even for 0 bytes */
-	struct sctp_sndinfo si = {.snd_flags = SCTP_ABORT, .snd_assoc_id = (sctp_assoc_t)r->assoc_out};
-	if (r->assoc_out &&
-	    usrsctp_sendv(ep->s_send, &none, 0, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0) < 0)
-		sctpt_err(-errno, "rail %d: ABORT: %s", r->index, strerror(errno));
-	r->assoc_out = 0;
-	r->live = 0;
-}
-
 int64_t sctpt_sock_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r)
 {
 	struct sctpt_sockstat ss = {.ss_assoc_id = (sctp_assoc_t)r->assoc_out};

@@ -18,6 +18,7 @@
  * With --oneway a PC sends only to higher-numbered PCs (one direction per pair).
  * Prints per peer
  *   RAILS pc A peer B rails K shared S bytes b0,b1,.. up u0,u1,.. failures F resent R dups D
+ *         reconnects C
  * and
  *   CHECK core-stripe pc A peers P messages M bytes B errors E
  * An error is: a bad or missing message, a send failure, rails != shared switches, and with
@@ -409,9 +410,10 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("RAILS pc %d peer %d rails %d shared %d bytes %s up %s failures %llu resent "
-		       "%llu dups %llu\n", g.me, p->pc, st.nrails, shared, b, u,
+		       "%llu dups %llu reconnects %llu\n", g.me, p->pc, st.nrails, shared, b, u,
 		       (unsigned long long)st.rail_failures, (unsigned long long)st.frags_resent,
-		       (unsigned long long)st.dup_frags_dropped);
+		       (unsigned long long)st.dup_frags_dropped,
+		       (unsigned long long)st.rail_reconnects);
 		if (st.nrails != shared || st.npaths != shared) {
 			fprintf(stderr, "pc %d: %d rails to pc %d, which shares %d switches\n", g.me,
 				st.nrails, p->pc, shared);
