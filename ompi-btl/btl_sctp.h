@@ -50,6 +50,8 @@ struct mca_btl_sctp_component_t {
 	char *if_exclude;        /* ... to leave out, as btl_tcp_if_exclude */
 	char *config_file;       /* thesis-style multihoming file for the core */
 	char *config_host;       /* the host name to look up in config_file */
+	char *fnn_table;         /* FNN design table: stripe each peer over the shared switches */
+	char *fnn_addrs;         /* ... and the cluster's address map (pc nic ifname ipv4 mac) */
 	int streams;             /* SCTP streams per association */
 	bool cmt;                /* concurrent multipath transfer */
 	bool crc32c;             /* SCTP CRC32c instead of relying on the UDP checksum */
@@ -68,6 +70,7 @@ struct mca_btl_sctp_component_t {
 
 	/* state */
 	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */
+	struct mca_btl_sctp_fnn *fnn;   /* loaded fnn_table and fnn_addrs, NULL: no striping */
 	char card[SCTPT_CARD_MAX];      /* our business card, published through the modex */
 	opal_free_list_t frag_eager;    /* frags with eager_limit bytes of buffer */
 	opal_free_list_t frag_max;      /* frags with max_send_size bytes of buffer */

@@ -10,6 +10,7 @@
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
 #include "btl_sctp_proc.h"
+#include "fnn.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -28,6 +29,7 @@
 static int sctp_component_register(void);
 static int sctp_component_open(void);
 static int sctp_component_close(void);
+static void sctp_fnn_free(mca_btl_sctp_component_t *c);
 static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
 						   bool enable_mpi_threads);
 
@@ -110,6 +112,17 @@ static int sctp_component_register(void)
 	reg_string("config_host",
 		   "Host name to look up in btl_sctp_config_file (default: gethostname())", "",
 		   OPAL_INFO_LVL_5, &c->config_host);
+	reg_string("fnn_table",
+		   "Flat Neighborhood Network design table (\"switch: pc pc ...\", as routing/fnn's "
+		   "`fnn design` writes it). With btl_sctp_fnn_addrs, each peer is striped over one "
+		   "SCTP association per switch the two hosts share (fnn_stripe_pairs), and a rail "
+		   "that fails is dropped and its data re-sent on the others. Hosts are found in the "
+		   "address map by their addresses; peers not in it are not striped.",
+		   "", OPAL_INFO_LVL_3, &c->fnn_table);
+	reg_string("fnn_addrs",
+		   "Address map of the FNN cluster for btl_sctp_fnn_table: lines \"pc nic ifname "
+		   "ipv4 mac\" (`fnn addrs`, or test/testbed's fnn-cluster.sh state file).",
+		   "", OPAL_INFO_LVL_3, &c->fnn_addrs);
 	reg_int("streams",
 		"SCTP streams per association (stream 0 is the core's control stream, stream 1 "
 		"carries short control messages, the others carry MPI traffic hashed by "
@@ -237,6 +250,7 @@ static int sctp_component_close(void)
 		sctpt_close(c->ep);
 		c->ep = NULL;
 	}
+	sctp_fnn_free(c);
 	OPAL_LIST_DESTRUCT(&c->event_queue);
 	/* Frags left in the queues belong to the free lists destroyed below. */
 	OBJ_DESTRUCT(&c->recv_queue);
@@ -594,6 +608,79 @@ static int sctp_free_list_init(opal_free_list_t *list, size_t buf, opal_class_t 
 				   c->free_list_max, c->free_list_inc, NULL, 0, NULL, NULL, NULL);
 }
 
+/* ---- FNN striping: the core's ops.rails from the design table and address map ---- */
+
+struct mca_btl_sctp_fnn {
+	struct fnn_design d;
+	struct fnn_routes r;
+	struct fnn_addrmap m;
+};
+
+static void sctp_fnn_free(mca_btl_sctp_component_t *c)
+{
+	if (NULL == c->fnn)
+		return;
+	fnn_routes_free(&c->fnn->r);
+	fnn_addrmap_free(&c->fnn->m);
+	fnn_design_free(&c->fnn->d);
+	free(c->fnn);
+	c->fnn = NULL;
+}
+
+/* Loads btl_sctp_fnn_table and btl_sctp_fnn_addrs when both are set. */
+static int sctp_fnn_load(mca_btl_sctp_component_t *c)
+{
+	int set_t = NULL != c->fnn_table && '\0' != c->fnn_table[0];
+	int set_a = NULL != c->fnn_addrs && '\0' != c->fnn_addrs[0];
+	char err[256] = "";
+	if (!set_t && !set_a)
+		return OPAL_SUCCESS;
+	if (!set_t || !set_a) {
+		opal_output(0, "btl sctp: btl_sctp_fnn_table and btl_sctp_fnn_addrs go together "
+			       "(only %s is set)", set_t ? "fnn_table" : "fnn_addrs");
+		return OPAL_ERR_BAD_PARAM;
+	}
+	c->fnn = calloc(1, sizeof(*c->fnn));
+	if (NULL == c->fnn)
+		return OPAL_ERR_OUT_OF_RESOURCE;
+	int step = 0;
+	if (0 == fnn_table_load(&c->fnn->d, c->fnn_table, 0, err, sizeof(err)) && ++step &&
+	    0 == fnn_addrmap_load(&c->fnn->m, c->fnn_addrs, err, sizeof(err)) && ++step &&
+	    0 == fnn_routes_build(&c->fnn->r, &c->fnn->d, NULL))
+		return OPAL_SUCCESS;
+	opal_output(0, "btl sctp: cannot load the FNN table %s with addresses %s: %s",
+		    c->fnn_table, c->fnn_addrs, err[0] ? err : "cannot build its routes");
+	if (step >= 2)
+		fnn_addrmap_free(&c->fnn->m);
+	if (step >= 1)
+		fnn_design_free(&c->fnn->d);
+	free(c->fnn);
+	c->fnn = NULL;
+	return OPAL_ERR_BAD_PARAM;
+}
+
+static int sctp_rails(void *arg, const char *card, const uint32_t *peer_addrs, int npeer,
+		      const uint32_t *mine, int nmine, struct sctpt_rail *out, int max)
+{
+	mca_btl_sctp_component_t *c = arg;
+	uint32_t l[SCTPT_MAX_RAILS], r[SCTPT_MAX_RAILS];
+	int n = fnn_stripe_addrs(&c->fnn->d, &c->fnn->r, &c->fnn->m, mine, nmine, peer_addrs,
+				 npeer, l, r, max < SCTPT_MAX_RAILS ? max : SCTPT_MAX_RAILS);
+	if (n <= 0) {
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: peer %s not striped: %s", card,
+				    n < 0 ? "not in the FNN address map" : "no shared switch");
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		out[i].local = l[i];
+		out[i].remote = r[i];
+	}
+	opal_output_verbose(10, opal_btl_base_framework.framework_output,
+			    "btl sctp: peer %s striped over %d rails", card, n);
+	return n;
+}
+
 static int sctp_open_endpoint(void)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
@@ -601,6 +688,9 @@ static int sctp_open_endpoint(void)
 	char *addrs = NULL;
 	int rc;
 
+	rc = sctp_fnn_load(c);
+	if (OPAL_SUCCESS != rc)
+		return rc;
 	rc = sctp_component_addrs(&addrs);
 	if (OPAL_SUCCESS != rc)
 		return rc;
@@ -634,6 +724,7 @@ static int sctp_open_endpoint(void)
 	cfg.ops.send_done = sctp_send_done;
 	cfg.ops.event = sctp_event;
 	cfg.ops.stream_map = mca_btl_sctp_stream_map;
+	cfg.ops.rails = c->fnn ? sctp_rails : NULL;
 	cfg.ops.arg = c;
 
 	rc = sctpt_open(&cfg, &c->ep);

@@ -37,6 +37,7 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 #define SCTPT_CARD_MAX 512    /* a business card fits in this many bytes, NUL included */
 #define SCTPT_MAX_ADDRS 8     /* local or remote addresses (NICs) per endpoint */
 #define SCTPT_MAX_STREAMS 256
+#define SCTPT_MAX_RAILS SCTPT_MAX_ADDRS /* striped rails per peer */
 /* Contexts at and above this are reserved for layers inside the project (the iWARP layer
  * uses SCTPT_CTX_IW | qp): MPI layers keep their own contexts below it. */
 #define SCTPT_CTX_RESERVED 0xfff00000u
@@ -74,6 +75,12 @@ struct sctpt_event {
 	const char *what; /* printable description: peer card, path addresses */
 };
 
+/* One rail of a striped peer: this host's NIC and the peer's NIC it talks to (IPv4, network
+ * byte order, as in struct in_addr). */
+struct sctpt_rail {
+	uint32_t local, remote;
+};
+
 /* Callbacks; all optional but recv. They run with the endpoint lock held (see above). */
 struct sctpt_ops {
 	/* A complete message, in order per (peer, context) unless sent unordered. */
@@ -89,6 +96,18 @@ struct sctpt_ops {
 	void (*event)(void *arg, const struct sctpt_event *ev);
 	/* Replaces the (context, tag) -> stream mapping; must return 1..nstreams-1 (0 is control). */
 	uint16_t (*stream_map)(void *arg, uint32_t context, int32_t tag, uint16_t nstreams);
+	/*
+	 * Striping (issue 8): called once by sctpt_peer_add with the peer's card and NIC
+	 * addresses and this endpoint's own; fills out[0..max) with the rails to this peer,
+	 * best first, and returns how many (0: the peer is not striped and gets the one
+	 * multihomed association). Each rail is its own association pinned to its (local NIC,
+	 * remote NIC) pair; the core stripes over them (see "Striping" below). Both ends must
+	 * stripe to each other. For a Flat Neighborhood Network, routing/fnn's
+	 * fnn_stripe_addrs fills it in one call (fnn_stripe_pairs by addresses). The local
+	 * addresses must be among the endpoint's own.
+	 */
+	int (*rails)(void *arg, const char *card, const uint32_t *peer_addrs, int npeer,
+		     const uint32_t *my_addrs, int nmine, struct sctpt_rail *out, int max);
 	void *arg;
 };
 
@@ -121,8 +140,31 @@ struct sctpt_config {
 	int accept_unknown;      /* accept associations from peers whose card was never added
 				  * (off: MPI layers add every card from their modex); such a peer
 				  * gets the card "sctpt1 <udp port> <sctp port> <source ip>" */
+	size_t stripe_small;     /* striped peers: messages up to this size travel whole on the
+				  * live rail with the lowest RTT; larger ones are split by
+				  * fragment across the live rails in proportion to their rates
+				  * (16 KiB) */
 	struct sctpt_ops ops;
 };
+
+/*
+ * Striping. With ops.rails a peer gets one association per rail (each bound to, and sending
+ * from, its rail's two addresses only: no failover beneath SCTP). Each message, or each
+ * fragment of a large one, goes to one rail: up to stripe_small bytes on the live rail with
+ * the lowest RTT, larger ones fragment by fragment to the rail that would finish it first
+ * (bytes it holds unacknowledged / its measured rate; equal while rates are unknown). The
+ * receiver reassembles by the envelope's (context, seq, offset), whatever rail each
+ * fragment took, and drops duplicates. The sender keeps a copy of each fragment until
+ * SCTP has it acknowledged; a rail whose path probes go unanswered, or whose association
+ * fails, is dropped and its unacknowledged fragments are re-sent on the other rails; once
+ * its path answers again it is used again (its association if that outlived the outage,
+ * else a new one). The peer is lost once no rail has worked for
+ * rto_max_ms * assoc_max_retrans.
+ * Why a callback and not FNN file names in the config: the core stays independent of
+ * routing/fnn (and of FNNs: any rail list works), and the plugin that has the files decides
+ * how to name hosts. Why own copies and not SCTP_SEND_FAILED_EVENT's data: an ABORTed or
+ * lost association hands back only what it never sent, not what was sent and lost with it.
+ */
 
 /* Flags for sctpt_send. */
 #define SCTPT_SEND_UNORDERED 0x1u /* no per-(peer, context) ordering for this message */
@@ -135,6 +177,11 @@ struct sctpt_path_stats {
 	uint32_t cwnd;
 	uint64_t packets_out, bytes_out; /* UDP datagrams/bytes we sent on this path */
 	uint64_t packets_in, bytes_in;
+	/* striped peers: fragments (and their bytes, envelopes included) the core gave this
+	 * rail, and the bytes it holds until SCTP has them acknowledged */
+	uint64_t frags_out, frag_bytes_out;
+	uint64_t unacked_bytes;
+	uint64_t rate_bps;          /* the rail's delivery rate estimate, bytes/s (0: unknown) */
 };
 
 struct sctpt_peer_stats {
@@ -152,6 +199,11 @@ struct sctpt_peer_stats {
 	/* ... and of the peer's association (the one we receive on) */
 	uint32_t sctp_in_rwnd, sctp_in_unacked, sctp_in_pending;
 	uint64_t stream_msgs_sent[SCTPT_MAX_STREAMS];
+	/* striped peers: rails (then paths[i] is rail i), rail failures seen, rails connected
+	 * again after a failure, fragments re-sent on other rails after a failure, and duplicate
+	 * fragments dropped on receipt */
+	int nrails;
+	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags_dropped;
 };
 
 enum sctpt_peer_state {

@@ -45,6 +45,7 @@ void sctpt_config_init(struct sctpt_config *c)
 	c->rcvbuf = 4u << 20;
 	c->sack_delay_ms = 10;
 	c->sack_freq = 1;
+	c->stripe_small = 16 * 1024;
 }
 
 uint16_t sctpt_stream_default(uint32_t context, int32_t tag, uint16_t nstreams)
@@ -225,6 +226,9 @@ static struct sctpt_peer *new_peer(struct sctpt_ep *ep)
 	p->mirror.peer = p;
 	p->sel_out.kind = SCTPT_SEL_OUT;
 	p->sel_out.peer = p;
+	p->mirror.rail = -1;
+	p->sel_out.rail = -1;
+	p->seen.low = 1;
 	sctpt_order_init(&p->order);
 	ep->peers[ep->npeers++] = p;
 	return p;
@@ -245,9 +249,63 @@ struct sctpt_peer *sctpt_peer_by_udp(struct sctpt_ep *ep, const struct sockaddr_
 	return NULL;
 }
 
+/* The rails the caller gives this peer (ops.rails), as indices into ep->udp; 0: none. */
+static int ask_rails(struct sctpt_ep *ep, const char *card, const struct sctpt_card_info *ci,
+		     struct sctpt_rail *rails, int *local)
+{
+	if (!ep->cfg.ops.rails)
+		return 0;
+	uint32_t mine[SCTPT_MAX_ADDRS];
+	for (int k = 0; k < ep->nudp; k++)
+		mine[k] = ep->udp[k].addr.sin_addr.s_addr;
+	int n = ep->cfg.ops.rails(ep->cfg.ops.arg, card, ci->addrs, ci->naddrs, mine, ep->nudp,
+				  rails, SCTPT_MAX_RAILS);
+	if (n < 0 || n > SCTPT_MAX_RAILS)
+		return sctpt_err(-EINVAL, "peer %s: the rails callback returned %d", card, n);
+	for (int i = 0; i < n; i++) {
+		char a[INET_ADDRSTRLEN];
+		local[i] = -1;
+		for (int k = 0; k < ep->nudp; k++)
+			if (ep->udp[k].addr.sin_addr.s_addr == rails[i].local)
+				local[i] = k;
+		if (local[i] < 0) {
+			inet_ntop(AF_INET, &rails[i].local, a, sizeof(a));
+			return sctpt_err(-EINVAL, "peer %s: rail %d's local address %s is not one of "
+					 "this endpoint's", card, i, a);
+		}
+		/* incoming packets find their rail by the peer's address */
+		for (int k = 0; k < i; k++) {
+			if (rails[k].remote == rails[i].remote) {
+				inet_ntop(AF_INET, &rails[i].remote, a, sizeof(a));
+				return sctpt_err(-EINVAL, "peer %s: rails %d and %d both go to %s", card,
+						 k, i, a);
+			}
+		}
+	}
+	return n;
+}
+
+static void make_rails(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_rail *rails,
+		       const int *local, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct sctpt_rail_st *r = &p->rails[i];
+		new_path(p, local[i], rails[i].remote, p->info.udp_port);
+		r->index = i;
+		r->out = (struct sctpt_sel){.kind = SCTPT_SEL_OUT, .peer = p, .rail = i};
+		r->mirror = (struct sctpt_sel){.kind = SCTPT_SEL_MIRROR, .peer = p, .rail = i};
+		atomic_store(&r->out.cur, i);
+		atomic_store(&r->mirror.cur, i);
+	}
+	p->nrails = n;
+	ep->rail_peers++;
+}
+
 sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card)
 {
 	struct sctpt_card_info ci;
+	struct sctpt_rail rails[SCTPT_MAX_RAILS];
+	int local[SCTPT_MAX_RAILS];
 	int rc = sctpt_card_parse(card, &ci);
 	if (rc)
 		return rc;
@@ -258,14 +316,25 @@ sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card)
 			return i;
 		}
 	}
-	struct sctpt_peer *p = new_peer(ep);
+	int nrails = ask_rails(ep, card, &ci, rails, local);
+	if (nrails < 0) {
+		UNLOCK(ep);
+		return nrails;
+	}
+	struct sctpt_rail_st *rs = nrails ? calloc((size_t)nrails, sizeof(*rs)) : NULL;
+	struct sctpt_peer *p = nrails && !rs ? NULL : new_peer(ep);
 	if (!p) {
+		free(rs);
 		UNLOCK(ep);
 		return sctpt_err(-ENOMEM, "out of memory adding peer %s", card);
 	}
 	snprintf(p->card, sizeof(p->card), "%s", card);
 	p->info = ci;
-	make_paths(ep, p);
+	p->rails = rs;
+	if (nrails)
+		make_rails(ep, p, rails, local, nrails);
+	else
+		make_paths(ep, p);
 	UNLOCK(ep);
 	return p->id;
 }
@@ -306,16 +375,16 @@ static void finish_tx(struct sctpt_ep *ep, struct sctpt_txmsg *m, int status, in
 	txmsg_free(m);
 }
 
-/* Copies the next fragment of m (envelope + payload) into ep->txbuf; returns its length. */
-static size_t build_fragment(struct sctpt_ep *ep, struct sctpt_txmsg *m)
+/* Copies the next fragment of m (envelope + payload) to out; returns its length. */
+static size_t build_fragment_to(struct sctpt_ep *ep, struct sctpt_txmsg *m, uint8_t *out)
 {
 	uint64_t left = m->hdr.msg_len - m->hdr.offset;
 	size_t n = left > ep->cfg.frag_size ? ep->cfg.frag_size : (size_t)left;
 	struct sctpt_hdr h = m->hdr;
-	h.flags = (uint8_t)((m->hdr.flags & SCTPT_F_UNORDERED) | (h.offset == 0 ? SCTPT_F_FIRST : 0) |
-			    (n == left ? SCTPT_F_LAST : 0));
-	sctpt_hdr_encode(&h, ep->txbuf);
-	uint8_t *d = ep->txbuf + SCTPT_HDR_LEN;
+	h.flags = (uint8_t)((m->hdr.flags & (SCTPT_F_UNORDERED | SCTPT_F_MSGID)) |
+			    (h.offset == 0 ? SCTPT_F_FIRST : 0) | (n == left ? SCTPT_F_LAST : 0));
+	sctpt_hdr_encode(&h, out);
+	uint8_t *d = out + SCTPT_HDR_LEN;
 	size_t want = n;
 	int idx = m->iov_idx;
 	size_t off = m->iov_off;
@@ -333,6 +402,11 @@ static size_t build_fragment(struct sctpt_ep *ep, struct sctpt_txmsg *m)
 		}
 	}
 	return SCTPT_HDR_LEN + n;
+}
+
+static size_t build_fragment(struct sctpt_ep *ep, struct sctpt_txmsg *m)
+{
+	return build_fragment_to(ep, m, ep->txbuf);
 }
 
 static void advance(struct sctpt_txmsg *m, size_t n)
@@ -353,19 +427,16 @@ static void advance(struct sctpt_txmsg *m, size_t n)
 		m->iov_idx++;
 }
 
-/* Sends one fragment of the head message of stream s: 1 sent, 0 buffer full, < 0 error. */
-static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
-		    struct sctpt_txmsg *inline_msg, int *inline_done)
+static int rail_place(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rfrag *f);
+
+/* The fragment of n payload bytes at the head of stream s left: the message is done when
+ * it was the last. */
+static void fragment_sent(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, size_t n,
+			  struct sctpt_txmsg *inline_msg, int *inline_done)
 {
 	struct sctpt_txq *q = &p->txq[s];
 	struct sctpt_txmsg *m = q->head;
-	size_t len = build_fragment(ep, m);
-	int rc = sctpt_sock_send(ep, p, s, ep->txbuf, len);
-	if (rc == -EAGAIN)
-		return 0;
-	if (rc < 0)
-		return rc;
-	advance(m, len - SCTPT_HDR_LEN);
+	advance(m, n);
 	if (m->hdr.offset == m->hdr.msg_len) {
 		q->head = m->next;
 		if (!q->head)
@@ -383,6 +454,39 @@ static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
 			finish_tx(ep, m, 0, 1);
 		}
 	}
+}
+
+/* Sends one fragment of the head message of stream s: 1 sent, 0 buffer full, < 0 error. */
+static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
+		    struct sctpt_txmsg *inline_msg, int *inline_done)
+{
+	struct sctpt_txmsg *m = p->txq[s].head;
+	size_t len;
+	int rc;
+	if (p->nrails) {
+		/* striped: a copy that stays until SCTP has it acknowledged, on the best rail */
+		uint64_t left = m->hdr.msg_len - m->hdr.offset;
+		size_t n = left > ep->cfg.frag_size ? ep->cfg.frag_size : (size_t)left;
+		struct sctpt_rfrag *f = malloc(sizeof(*f) + SCTPT_HDR_LEN + n);
+		if (!f)
+			return 0; /* try again on the next progress */
+		f->len = len = build_fragment_to(ep, m, f->data);
+		f->stream = s;
+		f->next = NULL;
+		rc = rail_place(ep, p, f);
+		if (rc <= 0) {
+			free(f);
+			return rc;
+		}
+	} else {
+		len = build_fragment(ep, m);
+		rc = sctpt_sock_send(ep, p, s, ep->txbuf, len);
+		if (rc == -EAGAIN)
+			return 0;
+		if (rc < 0)
+			return rc;
+	}
+	fragment_sent(ep, p, s, len - SCTPT_HDR_LEN, inline_msg, inline_done);
 	return 1;
 }
 
@@ -394,6 +498,18 @@ static int push_peer(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txm
 	int sent = 0, idle = 0;
 	if (p->state == SCTPT_PEER_FAILED || p->state == SCTPT_PEER_CLOSED)
 		return 0;
+	/* fragments of failed rails go first */
+	while (p->resend_head) {
+		struct sctpt_rfrag *f = p->resend_head;
+		struct sctpt_rfrag *next = f->next;
+		if (rail_place(ep, p, f) <= 0)
+			return sent;
+		p->resend_head = next;
+		if (!next)
+			p->resend_tail = NULL;
+		p->frags_resent++;
+		sent++;
+	}
 	while (p->tx_queued && idle < ns) {
 		uint16_t s = p->rr_next;
 		p->rr_next = (uint16_t)((s + 1) % ns);
@@ -408,6 +524,196 @@ static int push_peer(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txm
 		sent++;
 	}
 	return sent;
+}
+
+/* ---- striping: rails ---- */
+
+static void rfrags_free(struct sctpt_rfrag *f)
+{
+	while (f) {
+		struct sctpt_rfrag *n = f->next;
+		free(f);
+		f = n;
+	}
+}
+
+/* A rail can take new fragments. */
+static int rail_usable(struct sctpt_peer *p, const struct sctpt_rail_st *r)
+{
+	return r->live && r->assoc_out && atomic_load(&p->paths[r->index]->up);
+}
+
+/* Expected time (us) until a fragment of len bytes given to rail r now has arrived: its RTT
+ * plus what it holds ahead of it at its rate (rails of unknown rate count as the mean of
+ * the known ones, or all alike). */
+static uint64_t rail_cost(const struct sctpt_peer *p, const struct sctpt_rail_st *r, size_t len)
+{
+	uint64_t known = 0, sum = 0;
+	for (int i = 0; i < p->nrails; i++)
+		if (p->rails[i].rate) {
+			known++;
+			sum += p->rails[i].rate;
+		}
+	uint64_t rate = r->rate ? r->rate : known ? sum / known : 1000000;
+	return r->srtt_us + (r->held + len) * 1000000u / (rate ? rate : 1);
+}
+
+/* Stops using rail r and queues its unacknowledged fragments to be re-sent on the others
+ * (the receiver drops whatever arrives twice). Its association is left to SCTP: it is used
+ * again if it outlives the outage, else COMM_LOST clears assoc_out and the rail reconnects.
+ * (An ABORT cannot be relied on: usrsctp refuses it with EAGAIN while the send buffer is
+ * full, which is when a rail's path has just died.) What SCTP still holds of the old
+ * copies only delays the release of new ones (rail_release). */
+static void rail_fail(struct sctpt_peer *p, struct sctpt_rail_st *r)
+{
+	if (r->live && (p->state == SCTPT_PEER_UP || p->state == SCTPT_PEER_CONNECTING))
+		p->rail_failures++; /* not the ABORTs of a peer that closed */
+	r->live = 0;
+	r->down_ms = sctpt_now_ms();
+	if (r->head) {
+		if (p->resend_tail)
+			p->resend_tail->next = r->head;
+		else
+			p->resend_head = r->head;
+		p->resend_tail = r->tail;
+	}
+	r->head = r->tail = NULL;
+	r->held = 0;
+	r->released = 0;
+}
+
+/* Gives fragment f to the rail that would deliver it first and keeps it in that rail's list:
+ * 1, or 0 when no rail can take it now. */
+static int rail_place(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rfrag *f)
+{
+	int tried[SCTPT_MAX_RAILS] = {0};
+	for (;;) {
+		int best = -1;
+		uint64_t bc = 0;
+		for (int i = 0; i < p->nrails; i++) {
+			struct sctpt_rail_st *r = &p->rails[i];
+			if (tried[i] || !rail_usable(p, r))
+				continue;
+			uint64_t c = rail_cost(p, r, f->len);
+			if (best < 0 || c < bc) {
+				best = i;
+				bc = c;
+			}
+		}
+		if (best < 0)
+			return 0;
+		struct sctpt_rail_st *r = &p->rails[best];
+		tried[best] = 1;
+		int rc = sctpt_sock_rail_send(ep, p, r, f->stream, f->data, f->len);
+		if (rc == -EAGAIN)
+			continue;
+		if (rc < 0) {
+			rail_fail(p, r);
+			continue;
+		}
+		f->next = NULL;
+		if (r->tail)
+			r->tail->next = f;
+		else
+			r->head = f;
+		r->tail = f;
+		r->held += f->len;
+		r->frags_out++;
+		r->frag_bytes_out += f->len;
+		return 1;
+	}
+}
+
+/* SCTP holds `sctp` bytes of rail r: the oldest copies beyond those are acknowledged. */
+static void rail_release(struct sctpt_rail_st *r, uint64_t sctp)
+{
+	while (r->head && r->held - r->head->len >= sctp) {
+		struct sctpt_rfrag *f = r->head;
+		r->head = f->next;
+		if (!r->head)
+			r->tail = NULL;
+		r->held -= f->len;
+		r->released += f->len;
+		free(f);
+	}
+}
+
+static void fail_peer(struct sctpt_ep *ep, struct sctpt_peer *p, int err);
+
+/* Per progress pass for a striped peer: release acknowledged copies, measure rates and RTTs,
+ * fail rails whose path went down, reconnect rails whose path came back, and give up on the
+ * peer once no rail has worked for rto_max_ms * assoc_max_retrans. */
+static void rails_tend(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	uint64_t now = sctpt_now_ms();
+	int live = 0;
+	if (p->state != SCTPT_PEER_CONNECTING && p->state != SCTPT_PEER_UP)
+		return;
+	for (int i = 0; i < p->nrails; i++) {
+		struct sctpt_rail_st *r = &p->rails[i];
+		int path_up = atomic_load(&p->paths[i]->up);
+		if (r->live && !path_up)
+			rail_fail(p, r);
+		if (!r->live) {
+			if (!path_up || now - r->down_ms < 200)
+				continue;
+			if (r->assoc_out) { /* its association outlived the outage: use it again */
+				r->live = 1;
+				p->rail_reconnects++;
+			} else if (sctpt_sock_rail_connect(ep, p, r) != 0) {
+				r->down_ms = now;
+			} else {
+				p->rail_reconnects++;
+			}
+			continue;
+		}
+		live++;
+		int64_t held = sctpt_sock_rail_held(ep, r);
+		if (held >= 0)
+			rail_release(r, (uint64_t)held);
+		if (now - r->info_ms >= 100) {
+			sctpt_sock_rail_info(ep, p, r);
+			r->info_ms = now;
+		}
+		uint64_t dt = now - r->rate_ms;
+		if (dt >= 100) {
+			if (r->released && r->rate_ms) {
+				uint64_t sample = r->released * 1000u / dt;
+				r->rate = r->rate ? (3 * r->rate + sample) / 4 : sample;
+			}
+			r->released = 0;
+			r->rate_ms = now;
+		}
+	}
+	uint64_t limit = (uint64_t)ep->cfg.rto_max_ms * (uint64_t)ep->cfg.assoc_max_retrans;
+	if (live)
+		p->all_down_ms = 0;
+	else if (!p->all_down_ms)
+		p->all_down_ms = now;
+	else if (now - p->all_down_ms > limit)
+		fail_peer(ep, p, -ETIMEDOUT);
+}
+
+void sctpt_on_rail(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r, int in,
+		   enum sctpt_event_type t)
+{
+	char what[SCTPT_CARD_MAX + 32];
+	if (in) {
+		if (t == SCTPT_EV_ASSOC_DOWN)
+			r->assoc_in = 0;
+		return;
+	}
+	if (t == SCTPT_EV_ASSOC_DOWN) {
+		r->assoc_out = 0; /* gone already: nothing to abort */
+		rail_fail(p, r);
+		return;
+	}
+	r->ever_up = 1;
+	if (p->state == SCTPT_PEER_CONNECTING || p->state == SCTPT_PEER_IDLE) {
+		p->state = SCTPT_PEER_UP;
+		snprintf(what, sizeof(what), "peer %s up", p->card);
+		emit(ep, SCTPT_EV_ASSOC_UP, p, 0, -1, what);
+	}
 }
 
 static void fail_peer(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
@@ -428,6 +734,8 @@ static void fail_peer(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
 	if (p->tx_queued)
 		ep->tx_peers--;
 	p->tx_queued = 0;
+	rfrags_free(p->resend_head);
+	p->resend_head = p->resend_tail = NULL;
 	if (closed)
 		return;
 	char what[SCTPT_CARD_MAX + 64];
@@ -506,6 +814,11 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	m->hdr.msg_len = len;
 	if (flags & SCTPT_SEND_UNORDERED) {
 		m->hdr.flags = SCTPT_F_UNORDERED;
+		if (p->nrails) { /* numbered, so that a copy re-sent after a rail failure is known */
+			p->unord_id = p->unord_id + 1 ? p->unord_id + 1 : 1;
+			m->hdr.seq = p->unord_id;
+			m->hdr.flags |= SCTPT_F_MSGID;
+		}
 	} else {
 		struct sctpt_order_ctx *oc = sctpt_order_get(&p->order, context);
 		if (!oc) {
@@ -547,7 +860,9 @@ int sctpt_pending(struct sctpt_ep *ep, sctpt_peer_t id)
 {
 	LOCK(ep);
 	struct sctpt_peer *p = peer_get(ep, id);
-	int r = id < 0 ? ep->tx_peers > 0 : p ? p->tx_queued > 0 : 0;
+	int r = id < 0 ? ep->tx_peers > 0 : p ? p->tx_queued > 0 || p->resend_head : 0;
+	for (int i = 0; id < 0 && !r && ep->rail_peers && i < ep->npeers; i++)
+		r = ep->peers[i]->resend_head != NULL;
 	UNLOCK(ep);
 	return r;
 }
@@ -558,7 +873,67 @@ static void rxmsg_free(struct sctpt_rxmsg *r)
 {
 	if (r->owned)
 		free(r->buf);
+	free(r->bits);
 	free(r);
+}
+
+/* ---- striping: duplicates ---- */
+
+static int seen_has(const struct sctpt_seen *s, uint32_t id)
+{
+	if ((int32_t)(id - s->low) < 0)
+		return 1;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->ids[i] == id)
+			return 1;
+	return 0;
+}
+
+static uint32_t seen_next(uint32_t id)
+{
+	return id + 1 ? id + 1 : 1;
+}
+
+static int seen_add(struct sctpt_seen *s, uint32_t id)
+{
+	if (id == s->low) {
+		s->low = seen_next(s->low);
+		uint32_t k = 0;
+		while (k < s->n && s->ids[k] == s->low) {
+			s->low = seen_next(s->low);
+			k++;
+		}
+		if (k) {
+			memmove(s->ids, s->ids + k, (s->n - k) * sizeof(*s->ids));
+			s->n -= k;
+		}
+		return 0;
+	}
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 16;
+		uint32_t *ids = realloc(s->ids, cap * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		s->ids = ids;
+		s->cap = cap;
+	}
+	uint32_t i = s->n;
+	while (i > 0 && (int32_t)(s->ids[i - 1] - id) > 0) {
+		s->ids[i] = s->ids[i - 1];
+		i--;
+	}
+	s->ids[i] = id;
+	s->n++;
+	return 0;
+}
+
+/* A striped peer's message that was delivered (or held complete) already? */
+static int rail_dup(struct sctpt_peer *p, const struct sctpt_hdr *h)
+{
+	if (h->flags & SCTPT_F_UNORDERED)
+		return (h->flags & SCTPT_F_MSGID) && seen_has(&p->seen, h->seq);
+	struct sctpt_order_ctx *oc = sctpt_order_get(&p->order, h->context);
+	return oc && sctpt_order_classify(oc, h->seq) == SCTPT_ORDER_BAD;
 }
 
 static void order_release(struct sctpt_order_item *it)
@@ -594,7 +969,19 @@ static void complete(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sct
 {
 	size_t len = (size_t)h->msg_len;
 	const uint32_t context = h->context; /* h may live in r, which is freed below */
+	if (p->nrails && rail_dup(p, h)) { /* a copy re-sent after a rail failure */
+		p->dup_frags++;
+		if (r)
+			rxmsg_free(r);
+		return;
+	}
 	if (h->flags & SCTPT_F_UNORDERED) {
+		if ((h->flags & SCTPT_F_MSGID) && seen_add(&p->seen, h->seq) != 0) {
+			fail_peer(ep, p, -ENOMEM);
+			if (r)
+				rxmsg_free(r);
+			return;
+		}
 		deliver_now(ep, p, h, stream, data, len, r ? r->cookie : NULL);
 		if (r)
 			rxmsg_free(r);
@@ -672,6 +1059,89 @@ static struct sctpt_rxmsg *start_reassembly(struct sctpt_ep *ep, struct sctpt_pe
 	return r;
 }
 
+/* A fragment from a striped peer: any rail, any order, maybe twice. Reassembly is keyed by
+ * (ordered or not, context, seq); which fragments arrived is kept by offset. */
+static int begin_rail(struct sctpt_ep *ep, struct sctpt_peer *p, size_t n)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	const struct sctpt_hdr *h = &c->hdr;
+	size_t payload = n - SCTPT_HDR_LEN;
+	if (rail_dup(p, h)) {
+		p->dup_frags++;
+		c->discard = 1;
+		return 0;
+	}
+	if ((h->flags & SCTPT_F_FIRST) && h->msg_len <= ep->cfg.frag_size) {
+		c->in_stage = 1;
+		c->dst = ep->stage + n;
+		c->cap = ep->stage_len - n;
+		c->got = payload;
+		return 0;
+	}
+	if (h->msg_len > ep->cfg.max_msg_size) {
+		protocol_error(ep, p, "message larger than max_msg_size");
+		c->discard = 1;
+		return 0;
+	}
+	struct sctpt_rxmsg *r = p->rxlist;
+	uint8_t kind = h->flags & SCTPT_F_UNORDERED;
+	while (r && ((r->hdr.flags & SCTPT_F_UNORDERED) != kind || r->hdr.context != h->context ||
+		     r->hdr.seq != h->seq))
+		r = r->rnext;
+	if (!r) {
+		r = start_reassembly(ep, p, h, c->stream);
+		if (r && !(r->bits = calloc((size_t)(h->msg_len / 512 / 8 + 1), 1))) {
+			rxmsg_free(r);
+			r = NULL;
+		}
+		if (!r) {
+			fail_peer(ep, p, -ENOMEM);
+			c->discard = 1;
+			return 0;
+		}
+		r->rnext = p->rxlist;
+		p->rxlist = r;
+	} else if (r->hdr.tag != h->tag || r->hdr.msg_len != h->msg_len) {
+		protocol_error(ep, p, "fragment does not belong to the message of its sequence");
+		c->discard = 1;
+		return 0;
+	}
+	size_t bit = (size_t)(h->offset / 512);
+	if (r->bits[bit / 8] & (1u << (bit % 8))) {
+		p->dup_frags++;
+		c->discard = 1;
+		return 0;
+	}
+	uint64_t room = r->hdr.msg_len - h->offset;
+	if (payload > room) {
+		protocol_error(ep, p, "fragment overruns its message");
+		c->discard = 1;
+		return 0;
+	}
+	memcpy(r->buf + h->offset, ep->stage + SCTPT_HDR_LEN, payload);
+	c->frag = r;
+	c->got = payload;
+	c->dst = r->buf + h->offset + payload;
+	c->cap = (size_t)(room - payload);
+	return 0;
+}
+
+/* A striped peer's fragment was read whole. */
+static void end_rail(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	struct sctpt_rxmsg *r = c->frag, **pp;
+	size_t bit = (size_t)(c->hdr.offset / 512);
+	r->bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
+	r->got += c->got;
+	if (r->got < r->hdr.msg_len)
+		return;
+	for (pp = &p->rxlist; *pp != r; pp = &(*pp)->rnext)
+		;
+	*pp = r->rnext;
+	complete(ep, p, &r->hdr, r->stream, r->buf, r);
+}
+
 /* The envelope of a new SCTP message is in ep->stage[0..n): decide where its bytes go. */
 static int begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n)
 {
@@ -694,6 +1164,8 @@ static int begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t str
 		c->discard = 1;
 		return 0;
 	}
+	if (p->nrails)
+		return begin_rail(ep, p, n);
 	size_t payload = n - SCTPT_HDR_LEN;
 	struct sctpt_rxmsg **slot = &p->rx[stream];
 	int single = (c->hdr.flags & SCTPT_F_FIRST) && c->hdr.msg_len <= ep->cfg.frag_size;
@@ -759,6 +1231,10 @@ static void end_message(struct sctpt_ep *ep)
 	}
 	if (c->in_stage) {
 		complete(ep, p, &c->hdr, c->stream, ep->stage + SCTPT_HDR_LEN, NULL);
+		return;
+	}
+	if (p->nrails) {
+		end_rail(ep, p);
 		return;
 	}
 	struct sctpt_rxmsg *r = c->frag;
@@ -898,7 +1374,7 @@ static void report_paths(struct sctpt_ep *ep)
 			}
 		}
 		int cur = atomic_load(&p->sel_out.cur);
-		if (cur != p->primary_reported && atomic_load(&p->paths[cur]->up)) {
+		if (!p->nrails && cur != p->primary_reported && atomic_load(&p->paths[cur]->up)) {
 			p->primary_reported = cur;
 			sctpt_on_path(ep, p->paths[cur], SCTPT_EV_PATH_PRIMARY);
 		}
@@ -931,10 +1407,12 @@ static int progress_locked(struct sctpt_ep *ep)
 	n += sctpt_sock_events(ep);
 	n += receive(ep);
 	report_paths(ep);
-	if (ep->tx_peers) {
+	if (ep->tx_peers || ep->rail_peers) {
 		for (int i = 0; i < ep->npeers; i++) {
 			struct sctpt_peer *p = ep->peers[i];
-			if (!p->tx_queued)
+			if (p->nrails)
+				rails_tend(ep, p);
+			if (!p->tx_queued && !p->resend_head)
 				continue;
 			int rc = push_peer(ep, p, NULL, NULL);
 			if (rc < 0)
@@ -992,6 +1470,13 @@ int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_sta
 			st->held_now += p->order.slots[i].nheld;
 	for (uint16_t s = 0; s < ep->cfg.streams; s++)
 		st->reassembling += p->rx[s] != NULL;
+	for (struct sctpt_rxmsg *r = p->rxlist; r; r = r->rnext)
+		st->reassembling++;
+	st->nrails = p->nrails;
+	st->rail_failures = p->rail_failures;
+	st->rail_reconnects = p->rail_reconnects;
+	st->frags_resent = p->frags_resent;
+	st->dup_frags_dropped = p->dup_frags;
 	for (uint16_t s = 0; s < ep->cfg.streams; s++)
 		st->stream_msgs_sent[s] = p->stream_msgs_sent[s];
 	int rc = sctpt_sock_peer_stats(ep, p, st);
@@ -1013,6 +1498,16 @@ static void free_peer(struct sctpt_ep *ep, struct sctpt_peer *p)
 			rxmsg_free(p->rx[s]);
 	}
 	sctpt_order_fini(&p->order, order_release);
+	while (p->rxlist) {
+		struct sctpt_rxmsg *r = p->rxlist;
+		p->rxlist = r->rnext;
+		rxmsg_free(r);
+	}
+	for (int i = 0; i < p->nrails; i++)
+		rfrags_free(p->rails[i].head);
+	rfrags_free(p->resend_head);
+	free(p->rails);
+	free(p->seen.ids);
 	for (int i = 0; i < p->npaths; i++)
 		free(p->paths[i]);
 	free(p->txq);
@@ -1082,7 +1577,8 @@ void sctpt_close(struct sctpt_ep *ep)
 		struct timespec deadline;
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += 2;
-		drain_until(ep, &deadline, 0);
+		/* striped peers: CLOSE may take any rail, so the data must be acknowledged first */
+		drain_until(ep, &deadline, ep->rail_peers > 0);
 		send_close(ep);
 		deadline.tv_sec += 1;
 		drain_until(ep, &deadline, 1);

@@ -45,6 +45,7 @@ struct sctpt_path {
 struct sctpt_sel {
 	int kind;                  /* SCTPT_SEL_OUT or SCTPT_SEL_MIRROR: first member */
 	struct sctpt_peer *peer;
+	int rail;                  /* >= 0: a rail's address, pinned to path cur; -1: not */
 	_Atomic int cur;           /* path in use */
 	_Atomic unsigned rr;       /* spraying cursor (cmt) */
 };
@@ -65,6 +66,45 @@ struct sctpt_txq {
 	struct sctpt_txmsg *head, *tail;
 };
 
+/* A copy of one fragment (envelope + payload) given to a rail, kept until SCTP has it
+ * acknowledged, or waiting to be re-sent after its rail failed. */
+struct sctpt_rfrag {
+	struct sctpt_rfrag *next;
+	uint16_t stream;
+	size_t len;
+	uint8_t data[];
+};
+
+/*
+ * One rail of a striped peer: its own association each way, on AF_CONN addresses pinned to
+ * path `index` (rail i is path i). Copies of the fragments sent on it, oldest first, are
+ * released as SCTP reports fewer bytes held: rail associations send first come first
+ * served, so what SCTP still holds is always the newest of them.
+ */
+struct sctpt_rail_st {
+	struct sctpt_sel out, mirror;
+	int index;
+	uint32_t assoc_out, assoc_in;
+	int live;                  /* assoc_out connecting or up, not failed */
+	int ever_up;
+	uint64_t down_ms;          /* when it last failed (reconnects wait a little) */
+	struct sctpt_rfrag *head, *tail;
+	uint64_t held;             /* bytes of the copies */
+	uint64_t released;         /* bytes released since the last rate sample */
+	uint64_t rate;             /* bytes/s, 0: unknown */
+	uint64_t rate_ms, info_ms;
+	uint32_t srtt_us, cwnd;
+	uint64_t frags_out, frag_bytes_out;
+};
+
+/* Ids of unordered messages from a striped peer that have been delivered: all below low,
+ * and the sorted ids[] above it. */
+struct sctpt_seen {
+	uint32_t low;
+	uint32_t *ids;
+	uint32_t n, cap;
+};
+
 /* A message being reassembled from fragments (one per stream at a time), or held early. */
 struct sctpt_rxmsg {
 	struct sctpt_order_item order; /* first: the order table links through it */
@@ -74,6 +114,10 @@ struct sctpt_rxmsg {
 	size_t got;
 	int owned;                     /* buf is ours to free */
 	void *cookie;                  /* from recv_buf */
+	/* striped peers: messages being reassembled, and which fragments arrived (bit
+	 * offset / 512: fragments are at least 512 bytes) */
+	struct sctpt_rxmsg *rnext;
+	uint8_t *bits;
 };
 
 struct sctpt_peer {
@@ -99,6 +143,15 @@ struct sctpt_peer {
 	struct sctpt_order order;
 	uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, held_for_order, sctp_msgs_in;
 	uint64_t *stream_msgs_sent;
+	/* striping (nrails > 0): rails, fragments to re-send, reassembly, duplicates */
+	int nrails;
+	struct sctpt_rail_st *rails;
+	struct sctpt_rfrag *resend_head, *resend_tail;
+	uint32_t unord_id;          /* last id given to an unordered message */
+	struct sctpt_rxmsg *rxlist;
+	struct sctpt_seen seen;
+	uint64_t all_down_ms;       /* since when no rail has been live (0: one is) */
+	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags;
 };
 
 struct sctpt_udp {
@@ -140,6 +193,7 @@ struct sctpt_ep {
 	struct sctpt_rxcur cur;
 	char card[SCTPT_CARD_MAX];
 	int nosock;                /* test endpoint: no sockets, no usrsctp */
+	int rail_peers;            /* peers with rails */
 };
 
 /* Socket layer: all usrsctp calls live in sctpt_usrsctp.c behind these; a kernel-SCTP
@@ -163,12 +217,25 @@ int sctpt_sock_wait(struct sctpt_ep *ep, int timeout_ms); /* poll the UDP socket
 /* Data chunks SCTP still holds for our peers (queued or sent but not acknowledged). */
 int sctpt_sock_unacked(struct sctpt_ep *ep);
 
+/* Rails of striped peers. connect: a new association on the rail's pinned address; send:
+ * like sctpt_sock_send on the rail's association; held: the bytes SCTP holds for it (queued
+ * or unacknowledged), < 0 if it cannot tell; info: srtt and cwnd of its path. */
+int sctpt_sock_rail_connect(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
+int sctpt_sock_rail_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
+			 uint16_t stream, const void *buf, size_t len);
+int64_t sctpt_sock_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r);
+void sctpt_sock_rail_info(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
+uint64_t sctpt_now_ms(void);
+
 /* Called by the socket layer. */
 struct sctpt_peer *sctpt_peer_by_udp(struct sctpt_ep *ep, const struct sockaddr_in *from,
 				     int *path);
 void sctpt_on_assoc(struct sctpt_ep *ep, struct sctpt_peer *p, enum sctpt_event_type t, int err);
 void sctpt_on_path(struct sctpt_ep *ep, struct sctpt_path *path, enum sctpt_event_type t);
 void sctpt_on_send_failed(struct sctpt_ep *ep, struct sctpt_peer *p, int err);
+/* An association of a rail came up (t ASSOC_UP) or failed (ASSOC_DOWN); in: the peer's. */
+void sctpt_on_rail(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r, int in,
+		   enum sctpt_event_type t);
 
 /* Test and fuzz hooks: an endpoint without sockets (it can only receive what is injected),
  * and one received SCTP message handed to the receive path as if read from the socket. */

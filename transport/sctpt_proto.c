@@ -69,7 +69,11 @@ int sctpt_hdr_decode(const uint8_t *buf, size_t len, struct sctpt_hdr *h)
 	if (h->msg_len > SCTPT_MAX_MSG || h->offset > h->msg_len)
 		return sctpt_err(-EPROTO, "envelope offset %llu beyond message length %llu",
 				 (unsigned long long)h->offset, (unsigned long long)h->msg_len);
-	if ((h->flags & SCTPT_F_UNORDERED) && h->seq != 0)
+	if ((h->flags & SCTPT_F_MSGID) &&
+	    (!(h->flags & SCTPT_F_UNORDERED) || h->seq == 0 || h->op != SCTPT_OP_DATA))
+		return sctpt_err(-EPROTO, "message id flag on an ordered, unnumbered or control "
+				 "message");
+	if ((h->flags & SCTPT_F_UNORDERED) && !(h->flags & SCTPT_F_MSGID) && h->seq != 0)
 		return sctpt_err(-EPROTO, "unordered message with sequence %u", h->seq);
 	return 0;
 }

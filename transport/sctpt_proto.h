@@ -6,7 +6,8 @@
  *  version  op       flags    reserved(0)
  *  context (32)
  *  tag (32, signed)
- *  seq (32)            per (peer, context) message sequence, 0 when UNORDERED
+ *  seq (32)            per (peer, context) message sequence, 0 when UNORDERED (but
+ *                      with MSGID: the sender's per-peer id of an unordered message)
  *  msg_len (64)        length of the whole message
  *  offset (64)         where this fragment's payload goes in the message
  * followed by the payload: min(frag_size, msg_len - offset) bytes.
@@ -31,7 +32,9 @@ enum sctpt_op {
 #define SCTPT_F_FIRST 0x01     /* offset == 0 */
 #define SCTPT_F_LAST 0x02      /* offset + payload == msg_len */
 #define SCTPT_F_UNORDERED 0x04 /* not sequenced per (peer, context) */
-#define SCTPT_F_ALL (SCTPT_F_FIRST | SCTPT_F_LAST | SCTPT_F_UNORDERED)
+#define SCTPT_F_MSGID 0x08     /* with UNORDERED, to a striped peer: seq is the sender's
+				* per-peer id of the message (nonzero), for duplicate detection */
+#define SCTPT_F_ALL (SCTPT_F_FIRST | SCTPT_F_LAST | SCTPT_F_UNORDERED | SCTPT_F_MSGID)
 
 struct sctpt_hdr {
 	uint8_t version;

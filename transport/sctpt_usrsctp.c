@@ -21,6 +21,15 @@
 #define SCTP_CMT_ON_OFF 0x00001200 /* handled by usrsctp, missing from usrsctp.h */
 #endif
 
+/* usrsctp's read-only SCTP_GET_SNDBUF_USE (sctp_uio.h, not in usrsctp.h): the bytes an
+ * association holds for sending (queued or unacknowledged) and received but unread. */
+#define SCTPT_GET_SNDBUF_USE 0x00001101
+struct sctpt_sockstat {
+	sctp_assoc_t ss_assoc_id;
+	uint32_t ss_total_sndbuf;
+	uint32_t ss_total_recv_buf;
+};
+
 #define RX_BATCH 8
 #define RX_DGRAM 65536
 
@@ -35,6 +44,11 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t sctpt_now_ms(void)
+{
+	return now_ms();
 }
 
 static int path_send(struct sctpt_path *path, const void *buf, size_t len)
@@ -76,6 +90,10 @@ static int conn_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t s
 	if (n == 0)
 		return 0;
 	int i = atomic_load_explicit(&sel->cur, memory_order_relaxed);
+	if (sel->rail >= 0) { /* a rail: its own path only; SCTP retransmits what is lost */
+		path_send(p->paths[i], buf, len);
+		return 0;
+	}
 	if (sel->kind == SCTPT_SEL_OUT && p->ep->cfg.cmt) /* spray over the paths that are up */
 		i = next_path(p, (int)(atomic_fetch_add(&sel->rr, 1) % (unsigned)n));
 	for (int k = 0; k < n; k++) {
@@ -343,6 +361,10 @@ static void register_peer(struct sctpt_peer *p)
 		return;
 	usrsctp_register_address(&p->mirror);
 	usrsctp_register_address(&p->sel_out);
+	for (int i = 0; i < p->nrails; i++) {
+		usrsctp_register_address(&p->rails[i].mirror);
+		usrsctp_register_address(&p->rails[i].out);
+	}
 	p->registered = 1;
 }
 
@@ -353,6 +375,10 @@ void sctpt_sock_forget(struct sctpt_ep *ep, struct sctpt_peer *p)
 		return;
 	usrsctp_deregister_address(&p->mirror);
 	usrsctp_deregister_address(&p->sel_out);
+	for (int i = 0; i < p->nrails; i++) {
+		usrsctp_deregister_address(&p->rails[i].mirror);
+		usrsctp_deregister_address(&p->rails[i].out);
+	}
 	p->registered = 0;
 }
 
@@ -372,22 +398,16 @@ static int set_path_mtu(struct sctpt_ep *ep, struct socket *so, sctp_assoc_t id,
 	return set_opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp), "path MTU");
 }
 
-int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
+/* Connects the send socket to the peer's AF_CONN address sel; *id: the association. */
+static int connect_sel(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_sel *sel,
+		       sctp_assoc_t *idp)
 {
 	struct sockaddr_conn sc;
-	sctp_assoc_t id = 0;
-	socklen_t l = sizeof(id);
-	if (p->anonymous || p->npaths == 0)
-		return sctpt_err(-EHOSTUNREACH, "peer %s: no business card, cannot connect to it",
-				 p->card);
-	register_peer(p);
-	/* start on the path the peer was last heard on, if it has talked to us */
-	if (p->assoc_in)
-		atomic_store(&p->sel_out.cur, atomic_load(&p->mirror.cur));
+	socklen_t l;
 	memset(&sc, 0, sizeof(sc));
 	sc.sconn_family = AF_CONN;
 	sc.sconn_port = htons(p->info.sctp_port);
-	sc.sconn_addr = &p->sel_out;
+	sc.sconn_addr = sel;
 	if (usrsctp_connect(ep->s_send, (struct sockaddr *)&sc, sizeof(sc)) != 0 &&
 	    errno != EINPROGRESS)
 		return sctpt_err(-errno, "peer %s: connect: %s", p->card, strerror(errno));
@@ -399,9 +419,49 @@ int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 	if (usrsctp_getsockopt(ep->s_send, IPPROTO_SCTP, SCTP_GET_PEER_ADDR_INFO, &pi, &l) != 0)
 		return sctpt_err(-errno, "peer %s: no association after connect: %s", p->card,
 				 strerror(errno));
-	id = pi.spinfo_assoc_id;
+	*idp = pi.spinfo_assoc_id;
+	set_path_mtu(ep, ep->s_send, *idp, sel, p->info.sctp_port);
+	return 0;
+}
+
+int sctpt_sock_rail_connect(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r)
+{
+	sctp_assoc_t id = 0;
+	register_peer(p);
+	int rc = connect_sel(ep, p, &r->out, &id);
+	if (rc)
+		return rc;
+	r->assoc_out = (uint32_t)id;
+	r->live = 1;
+	/* first come first served: SCTP then holds the newest of the rail's fragments only */
+	struct sctp_assoc_value ss = {.assoc_id = id, .assoc_value = SCTP_SS_FIRST_COME};
+	return set_opt(ep->s_send, IPPROTO_SCTP, SCTP_PLUGGABLE_SS, &ss, sizeof(ss),
+		       "SCTP_PLUGGABLE_SS on a rail");
+}
+
+int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	sctp_assoc_t id = 0;
+	if (p->anonymous || p->npaths == 0)
+		return sctpt_err(-EHOSTUNREACH, "peer %s: no business card, cannot connect to it",
+				 p->card);
+	register_peer(p);
+	if (p->nrails) {
+		int ok = 0, rc = 0;
+		for (int i = 0; i < p->nrails; i++) {
+			int e = sctpt_sock_rail_connect(ep, p, &p->rails[i]);
+			ok += e == 0;
+			rc = e ? e : rc;
+		}
+		return ok ? 0 : rc;
+	}
+	/* start on the path the peer was last heard on, if it has talked to us */
+	if (p->assoc_in)
+		atomic_store(&p->sel_out.cur, atomic_load(&p->mirror.cur));
+	int rc = connect_sel(ep, p, &p->sel_out, &id);
+	if (rc)
+		return rc;
 	p->assoc_out = (uint32_t)id;
-	set_path_mtu(ep, ep->s_send, id, &p->sel_out, p->info.sctp_port);
 	return 0;
 }
 
@@ -420,14 +480,72 @@ int sctpt_sock_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, 
 	return sctpt_err(-errno, "peer %s: send on stream %u: %s", p->card, stream, strerror(errno));
 }
 
-static struct sctpt_peer *peer_by_assoc(struct sctpt_ep *ep, uint32_t id, int in)
+int sctpt_sock_rail_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
+			 uint16_t stream, const void *buf, size_t len)
 {
-	for (int i = 0; i < ep->npeers; i++) {
+	struct sctp_sndinfo si = {
+		.snd_sid = stream,
+		.snd_ppid = htonl(SCTPT_PPID),
+		.snd_assoc_id = (sctp_assoc_t)r->assoc_out,
+	};
+	if (usrsctp_sendv(ep->s_send, buf, len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0) >= 0)
+		return 0;
+	if (errno == EWOULDBLOCK || errno == EAGAIN)
+		return -EAGAIN;
+	return sctpt_err(-errno, "peer %s: send on rail %d stream %u: %s", p->card, r->index,
+			 stream, strerror(errno));
+}
+
+int64_t sctpt_sock_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r)
+{
+	struct sctpt_sockstat ss = {.ss_assoc_id = (sctp_assoc_t)r->assoc_out};
+	socklen_t l = sizeof(ss);
+	if (!r->assoc_out ||
+	    usrsctp_getsockopt(ep->s_send, IPPROTO_SCTP, SCTPT_GET_SNDBUF_USE, &ss, &l) != 0)
+		return -1;
+	return ss.ss_total_sndbuf;
+}
+
+void sctpt_sock_rail_info(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r)
+{
+	struct sctp_paddrinfo pi;
+	struct sockaddr_conn *sc = (struct sockaddr_conn *)&pi.spinfo_address;
+	socklen_t l = sizeof(pi);
+	memset(&pi, 0, sizeof(pi));
+	pi.spinfo_assoc_id = (sctp_assoc_t)r->assoc_out;
+	sc->sconn_family = AF_CONN;
+	sc->sconn_port = htons(p->info.sctp_port);
+	sc->sconn_addr = &r->out;
+	if (r->assoc_out &&
+	    usrsctp_getsockopt(ep->s_send, IPPROTO_SCTP, SCTP_GET_PEER_ADDR_INFO, &pi, &l) == 0) {
+		r->srtt_us = pi.spinfo_srtt * 1000u;
+		r->cwnd = pi.spinfo_cwnd;
+	}
+}
+
+/* The peer whose association (ours: in 0, its: in 1) has this id; *rail: its rail, or -1. */
+static struct sctpt_peer *peer_by_assoc_rail(struct sctpt_ep *ep, uint32_t id, int in, int *rail)
+{
+	*rail = -1;
+	for (int i = 0; i < ep->npeers && id; i++) {
 		struct sctpt_peer *p = ep->peers[i];
 		if ((in ? p->assoc_in : p->assoc_out) == id)
 			return p;
+		for (int k = 0; k < p->nrails; k++) {
+			if ((in ? p->rails[k].assoc_in : p->rails[k].assoc_out) == id) {
+				*rail = k;
+				return p;
+			}
+		}
 	}
 	return NULL;
+}
+
+static struct sctpt_peer *peer_by_assoc(struct sctpt_ep *ep, uint32_t id, int in)
+{
+	int rail;
+	struct sctpt_peer *p = peer_by_assoc_rail(ep, id, in, &rail);
+	return rail < 0 ? p : NULL;
 }
 
 static struct sctpt_peer *peer_of_conn(void *addr)
@@ -440,22 +558,46 @@ static struct sctpt_peer *peer_of_conn(void *addr)
 }
 
 /* An association the peer initiated came up: find the peer through its (mirror) address. */
-static struct sctpt_peer *learn_in_assoc(struct sctpt_ep *ep, sctp_assoc_t id)
+static struct sctpt_peer *learn_in_assoc(struct sctpt_ep *ep, sctp_assoc_t id, int *rail)
 {
 	struct sockaddr *addrs = NULL;
 	struct sctpt_peer *p = NULL;
+	struct sctpt_sel *sel = NULL;
 	uint16_t port = 0;
 	if (usrsctp_getpaddrs(ep->s_recv, id, &addrs) > 0 && addrs->sa_family == AF_CONN) {
-		p = peer_of_conn(((struct sockaddr_conn *)addrs)->sconn_addr);
+		sel = ((struct sockaddr_conn *)addrs)->sconn_addr;
+		p = peer_of_conn(sel);
 		port = ntohs(((struct sockaddr_conn *)addrs)->sconn_port);
 	}
 	if (addrs)
 		usrsctp_freepaddrs(addrs);
-	if (p) {
+	*rail = p ? sel->rail : -1;
+	if (p && *rail >= 0) {
+		p->rails[*rail].assoc_in = (uint32_t)id;
+		set_path_mtu(ep, ep->s_recv, id, sel, port);
+	} else if (p) {
 		p->assoc_in = (uint32_t)id;
 		set_path_mtu(ep, ep->s_recv, id, &p->mirror, port);
 	}
 	return p;
+}
+
+/* Association changes of a rail: never the peer's fate by themselves. */
+static void rail_assoc_change(struct sctpt_ep *ep, struct sctpt_peer *p, int rail, int in,
+			      uint16_t state)
+{
+	struct sctpt_rail_st *r = &p->rails[rail];
+	switch (state) {
+	case SCTP_COMM_UP:
+	case SCTP_RESTART:
+		sctpt_on_rail(ep, p, r, in, SCTPT_EV_ASSOC_UP);
+		break;
+	case SCTP_COMM_LOST:
+	case SCTP_CANT_STR_ASSOC:
+	case SCTP_SHUTDOWN_COMP:
+		sctpt_on_rail(ep, p, r, in, SCTPT_EV_ASSOC_DOWN);
+		break;
+	}
 }
 
 static void handle_notification(struct sctpt_ep *ep, const union sctp_notification *n, size_t len,
@@ -468,13 +610,18 @@ static void handle_notification(struct sctpt_ep *ep, const union sctp_notificati
 		const struct sctp_assoc_change *ac = &n->sn_assoc_change;
 		uint32_t id = (uint32_t)ac->sac_assoc_id;
 		struct sctpt_peer *p;
+		int rail = -1;
 		if (in && ac->sac_state == SCTP_COMM_UP) {
-			p = learn_in_assoc(ep, ac->sac_assoc_id);
+			p = learn_in_assoc(ep, ac->sac_assoc_id, &rail);
 		} else {
-			p = peer_by_assoc(ep, id, in);
+			p = peer_by_assoc_rail(ep, id, in, &rail);
 		}
 		if (!p)
 			return;
+		if (rail >= 0) {
+			rail_assoc_change(ep, p, rail, in, ac->sac_state);
+			return;
+		}
 		switch (ac->sac_state) {
 		case SCTP_COMM_UP:
 			sctpt_on_assoc(ep, p, SCTPT_EV_ASSOC_UP, 0);
@@ -500,9 +647,14 @@ static void handle_notification(struct sctpt_ep *ep, const union sctp_notificati
 		struct sctpt_peer *p = sc->sconn_family == AF_CONN ? peer_of_conn(sc->sconn_addr) : NULL;
 		if (!p || p->npaths == 0)
 			return;
+		struct sctpt_sel *sel = sc->sconn_addr;
+		/* A rail has one path: SCTP calling it unreachable after path_max_retrans timeouts
+		 * in a row happens under mere congestion, with nowhere to fail over to. Rails are
+		 * failed by our probes (a path that stops answering) or by COMM_LOST instead. */
+		if (sel->rail >= 0)
+			break;
 		/* SCTP gave up on the path the selector uses: move it to another one */
 		if (pc->spc_state == SCTP_ADDR_UNREACHABLE) {
-			struct sctpt_sel *sel = sc->sconn_addr;
 			int cur = atomic_load(&sel->cur);
 			atomic_store(&p->paths[cur]->up, 0);
 			atomic_store(&sel->cur, next_path(p, cur));
@@ -636,6 +788,14 @@ static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
 	path_alive(path, now);
 	register_peer(p);
 	uint16_t dport = (uint16_t)(buf[2] << 8 | buf[3]);
+	if (p->nrails) { /* rail i is path i */
+		struct sctpt_rail_st *r = &p->rails[pi];
+		if (dport == ep->rport)
+			usrsctp_conninput(&r->mirror, buf, len, 0);
+		else if (dport == ep->sport)
+			usrsctp_conninput(&r->out, buf, len, 0);
+		return;
+	}
 	if (dport == ep->rport) {
 		atomic_store_explicit(&p->mirror.cur, pi, memory_order_relaxed);
 		usrsctp_conninput(&p->mirror, buf, len, 0);
@@ -654,7 +814,7 @@ static void probe_paths(struct sctpt_ep *ep, uint64_t now)
 		iv = 20;
 	for (int i = 0; i < ep->npeers; i++) {
 		struct sctpt_peer *p = ep->peers[i];
-		if (!p->registered || p->npaths < 2 || p->state == SCTPT_PEER_FAILED)
+		if (!p->registered || (p->npaths < 2 && !p->nrails) || p->state == SCTPT_PEER_FAILED)
 			continue;
 		for (int k = 0; k < p->npaths; k++) {
 			struct sctpt_path *path = p->paths[k];
@@ -663,7 +823,7 @@ static void probe_paths(struct sctpt_ep *ep, uint64_t now)
 			if (path->probe_sent_ms > path->last_rx_ms &&
 			    ++path->probes_unanswered >= ep->cfg.path_max_retrans) {
 				atomic_store(&path->up, 0);
-				for (int s = 0; s < 2; s++) {
+				for (int s = 0; s < 2 && !p->nrails; s++) {
 					struct sctpt_sel *sel = s ? &p->mirror : &p->sel_out;
 					if (atomic_load(&sel->cur) == k)
 						atomic_store(&sel->cur, next_path(p, k));
@@ -672,7 +832,7 @@ static void probe_paths(struct sctpt_ep *ep, uint64_t now)
 			path->probe_sent_ms = now;
 			probe_send(ep, path->local, &path->remote, PROBE_PING);
 		}
-		if (atomic_load(&p->paths[0]->up) && atomic_load(&p->sel_out.cur) != 0 &&
+		if (!p->nrails && atomic_load(&p->paths[0]->up) && atomic_load(&p->sel_out.cur) != 0 &&
 		    p->paths[0]->probes_unanswered == 0)
 			atomic_store(&p->sel_out.cur, 0);
 	}
@@ -743,6 +903,9 @@ int sctpt_sock_unacked(struct sctpt_ep *ep)
 		struct sctpt_peer *p = ep->peers[i];
 		if (p->state != SCTPT_PEER_FAILED && assoc_status(ep->s_send, p->assoc_out, &ss) == 0)
 			n += ss.sstat_unackdata + ss.sstat_penddata;
+		for (int k = 0; k < p->nrails && p->state != SCTPT_PEER_FAILED; k++)
+			if (p->rails[k].live && sctpt_sock_rail_held(ep, &p->rails[k]) > 0)
+				n++;
 	}
 	return n;
 }
@@ -750,7 +913,9 @@ int sctpt_sock_unacked(struct sctpt_ep *ep)
 int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st)
 {
 	struct sctp_status ss;
-	if (assoc_status(ep->s_send, p->assoc_out, &ss) == 0) {
+	uint32_t main_out = p->nrails ? p->rails[0].assoc_out : p->assoc_out;
+	uint32_t main_in = p->nrails ? p->rails[0].assoc_in : p->assoc_in;
+	if (assoc_status(ep->s_send, main_out, &ss) == 0) {
 		st->sctp_state = ss.sstat_state;
 		st->sctp_rwnd = ss.sstat_rwnd;
 		st->sctp_unacked = ss.sstat_unackdata;
@@ -758,7 +923,7 @@ int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctp
 		st->sctp_rto_ms = ss.sstat_primary.spinfo_rto;
 		st->sctp_cwnd = ss.sstat_primary.spinfo_cwnd;
 	}
-	if (assoc_status(ep->s_recv, p->assoc_in, &ss) == 0) {
+	if (assoc_status(ep->s_recv, main_in, &ss) == 0) {
 		st->sctp_in_rwnd = ss.sstat_rwnd;
 		st->sctp_in_unacked = ss.sstat_unackdata;
 		st->sctp_in_pending = ss.sstat_penddata;
@@ -782,6 +947,19 @@ int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctp
 		ps->packets_in = atomic_load(&path->pkts_in);
 		ps->bytes_in = atomic_load(&path->bytes_in);
 		ps->primary = atomic_load(&p->sel_out.cur) == i;
+		if (p->nrails) {
+			struct sctpt_rail_st *r = &p->rails[i];
+			sctpt_sock_rail_info(ep, p, r);
+			ps->up = path->up && r->live;
+			ps->primary = i == 0;
+			ps->rtt_us = r->srtt_us;
+			ps->cwnd = r->cwnd;
+			ps->frags_out = r->frags_out;
+			ps->frag_bytes_out = r->frag_bytes_out;
+			ps->unacked_bytes = r->held;
+			ps->rate_bps = r->rate;
+			continue;
+		}
 		memset(&pi, 0, sizeof(pi));
 		pi.spinfo_assoc_id = (sctp_assoc_t)p->assoc_out;
 		sc->sconn_family = AF_CONN;

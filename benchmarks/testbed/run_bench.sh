@@ -8,6 +8,9 @@
 # 2. Bisection: a random pairing (SEED) of the 8 PCs of test/testbed/designs/pc8x3.table,
 #    both directions at once, each rank's btl_tcp_if_include set to the NICs it shares with
 #    its partner (all of them, then the first one), summed over the ranks.
+# With BUILDDIR/ompi-btl/.libs/mca_btl_sctp.so built, the same runs go over our btl sctp too:
+# striped by the cluster's FNN table (btl_sctp_fnn_table/_fnn_addrs: the core's striping)
+# and over nic0 alone, same cluster, right after the btl tcp runs (SCTP=no skips them).
 # Needs root, Open MPI, and BUILDDIR with test/testbed/tb_nsrun and benchmarks/testbed/tb_bw
 # (`make` there).  Every cluster it brings up is taken down on exit.
 set -u
@@ -18,6 +21,10 @@ RATE=${2:-200mbit} SECS=${3:-5} SEED=${4:-1}
 CLUSTER=$SRC/test/testbed/fnn-cluster.sh
 export FNN_TB_NSRUN=$B/test/testbed/tb_nsrun OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 BW=$B/benchmarks/testbed/tb_bw
+BTL_LIBDIR=$B/ompi-btl/.libs
+OMPI_COMPONENTDIR=$(sed -n "s/^OMPI_COMPONENTDIR = //p" "$B/Makefile")
+SCTP=${SCTP:-yes}
+[ -f "$BTL_LIBDIR/mca_btl_sctp.so" ] || SCTP=no
 MPIRUN=$(command -v mpirun.openmpi || command -v mpirun)
 [ "$(id -u)" -eq 0 ] || { echo "run_bench.sh: needs root" >&2; exit 77; }
 [ -x "$BW" ] && [ -x "$FNN_TB_NSRUN" ] || { echo "run_bench.sh: build $BW and $FNN_TB_NSRUN first" >&2; exit 1; }
@@ -39,8 +46,27 @@ bw() {
 	echo "$out" | awk '/^BW / { s += $NF } END { printf "%.1f\n", s }'
 }
 
+# bw_sctp NP fnn|IFS ARGS...: the same over btl self,sctp: striped by the cluster's FNN table
+# and address map (fnn), or bound to the interfaces IFS.
+bw_sctp() {
+	local np=$1 mode=$2 out dir=/run/fnn-testbed/$PREFIX; shift 2
+	local opt=(--mca btl_sctp_fnn_table "$dir/table" --mca btl_sctp_fnn_addrs "$dir/addrs")
+	[ "$mode" = fnn ] || opt=(--mca btl_sctp_if_include "$mode")
+	out=$(FNN_TB_PREFIX=$PREFIX timeout -k 10 $((SECS * 3 + 60)) "$MPIRUN" --allow-run-as-root \
+		--oversubscribe --bind-to none -np "$np" --mca pml ob1 --mca btl self,sctp \
+		--mca mca_base_component_path "$BTL_LIBDIR:$OMPI_COMPONENTDIR" \
+		--mca btl_base_warn_component_unused 0 "${opt[@]}" "$SRC/test/testbed/in-pc-ns.sh" \
+		"$BW" --seconds "$SECS" "$@" 2>&1)
+	echo "$out" | grep -q '^BW ' || { echo "$out" | tail -3 >&2; echo "failed"; return 1; }
+	echo "$out" | awk '/^BW / { s += $NF } END { printf "%.1f\n", s }'
+}
+
+ratio() { awk -v m="$1" -v s="$2" 'BEGIN { if (s > 0 && m > 0) printf "%.2fx", m / s; else print "-" }'; }
+
 echo "# btl tcp, 2 PCs, $RATE per NIC, ${SECS} s, one direction, 8 x 1 MiB in flight"
-printf '%-13s %-16s %-16s %s\n' "shared rails" "btl tcp MB/s" "one rail MB/s" "ratio"
+printf '%-13s %-16s %-16s %-8s' "shared rails" "btl tcp MB/s" "one rail MB/s" "ratio"
+[ "$SCTP" = no ] || printf '%-18s %-18s %s' "sctp striped MB/s" "sctp one rail MB/s" "ratio"
+echo
 for k in ${RAILS:-1 2 3 4}; do
 	: >"$TMP/pair$k.table"
 	ifs=""
@@ -50,9 +76,13 @@ for k in ${RAILS:-1 2 3 4}; do
 	done
 	timeout 60 "$CLUSTER" up "$TMP/pair$k.table" --prefix "$PREFIX" --rate "$RATE" >/dev/null || exit 1
 	multi=$(bw 2 "$ifs") single=$(bw 2 nic0)
+	printf '%-13s %-16s %-16s %-8s' "$k" "$multi" "$single" "$(ratio "$multi" "$single")"
+	if [ "$SCTP" != no ]; then
+		smulti=$(bw_sctp 2 fnn) ssingle=$(bw_sctp 2 nic0)
+		printf '%-18s %-18s %s' "$smulti" "$ssingle" "$(ratio "$smulti" "$ssingle")"
+	fi
+	echo
 	timeout 60 "$CLUSTER" down --prefix "$PREFIX" || exit 1
-	printf '%-13s %-16s %-16s %s\n' "$k" "$multi" "$single" \
-		"$(awk -v m="$multi" -v s="$single" 'BEGIN { if (s > 0 && m > 0) printf "%.2fx", m / s; else print "-" }')"
 done
 
 # Bisection: random pairing of the 8 PCs; per rank, the NICs shared with the partner.
@@ -81,3 +111,7 @@ echo
 echo "# bisection, random pairing (seed $SEED) of pc8x3.table, both directions: pairs (PC-PC:shared rails) $desc"
 echo "# wire limit for that pairing: $ideal MB/s"
 printf '%-24s %s\n' "btl tcp, shared NICs" "$ball MB/s" "btl tcp, one NIC" "$bone MB/s"
+if [ "$SCTP" != no ]; then
+	sall=$(FNN_TB_PCS=$pcs bw_sctp 8 fnn --bidir)
+	printf '%-24s %s\n' "btl sctp, FNN striped" "$sall MB/s"
+fi

@@ -311,6 +311,18 @@ int fnn_stripe_pairs(const struct fnn_design *d, const struct fnn_routes *r,
 		     const struct fnn_addrmap *m, int me, int peer, struct fnn_stripe *out,
 		     int max);
 
+/*
+ * The same for a transport that knows hosts by their addresses only (the SCTP core's
+ * ops.rails): finds `me` and the peer in the address map by any of their IPv4 addresses
+ * (network byte order, as in struct in_addr) and writes each stripe pair's local and remote
+ * address, best first.  Pairs whose NIC the map lacks are skipped.  Returns the number
+ * written, 0 if the two share no switch, or -ENOENT if either host is not in the map.
+ */
+int fnn_stripe_addrs(const struct fnn_design *d, const struct fnn_routes *r,
+		     const struct fnn_addrmap *m, const uint32_t *mine, int nmine,
+		     const uint32_t *theirs, int ntheirs, uint32_t *local, uint32_t *remote,
+		     int max);
+
 /* ---------------------------------------------------------------- wiring labels ----- */
 
 /* Colour of switch sw: 12 distinguishable colours; past them a second mark

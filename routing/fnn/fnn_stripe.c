@@ -1,6 +1,7 @@
 /* fnn_stripe.c - the transports' call: (me, peer) -> NIC pairs to stripe over, best first. */
 #include "fnn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -48,4 +49,38 @@ int fnn_stripe_pairs(const struct fnn_design *d, const struct fnn_routes *r,
 	for (int i = 0; i < n && i < max; i++)
 		out[i] = all[i];
 	return n;
+}
+
+/* The PC owning one of these addresses in the map, or -1. */
+static int pc_by_addr(const struct fnn_addrmap *m, const uint32_t *a, int n)
+{
+	for (int i = 0; i < m->npcs * m->maxnics; i++) {
+		uint32_t ip;
+		if (m->nic[i].pc < 0 || inet_pton(AF_INET, m->nic[i].ip, &ip) != 1)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (a[k] == ip)
+				return m->nic[i].pc;
+	}
+	return -1;
+}
+
+int fnn_stripe_addrs(const struct fnn_design *d, const struct fnn_routes *r,
+		     const struct fnn_addrmap *m, const uint32_t *mine, int nmine,
+		     const uint32_t *theirs, int ntheirs, uint32_t *local, uint32_t *remote,
+		     int max)
+{
+	struct fnn_stripe st[FNN_MAX_NICS];
+	int me = pc_by_addr(m, mine, nmine), peer = pc_by_addr(m, theirs, ntheirs), k = 0;
+	if (me < 0 || peer < 0 || me == peer)
+		return -ENOENT;
+	int n = fnn_stripe_pairs(d, r, m, me, peer, st, FNN_MAX_NICS);
+	for (int i = 0; i < n && i < FNN_MAX_NICS && k < max; i++) {
+		if (!st[i].local || !st[i].remote ||
+		    inet_pton(AF_INET, st[i].local->ip, &local[k]) != 1 ||
+		    inet_pton(AF_INET, st[i].remote->ip, &remote[k]) != 1)
+			continue;
+		k++;
+	}
+	return n < 0 ? n : k;
 }

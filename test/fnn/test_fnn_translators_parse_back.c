@@ -6,6 +6,9 @@
 #include "routing/fnn/fnn.h"
 #include "fnn_test.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+
 static char *print_to(int (*fn)(const void *, FILE *), const void *obj, size_t *len)
 {
 	char *buf;
@@ -153,6 +156,18 @@ static void stripe_pairs_are_the_shared_switches_basic_path_first(const struct f
 			struct fnn_stripe one;
 			CHECK(fnn_stripe_pairs(d, &r, NULL, me, peer, &one, 1) == n);
 			CHECK(one.sw == st[0].sw && one.local == NULL);
+			/* by addresses (the SCTP core's ops.rails): hosts found by any NIC */
+			uint32_t mine[2], theirs[1], l[FNN_MAX_NICS], rm[FNN_MAX_NICS];
+			CHECK(inet_pton(AF_INET, fnn_addr(&m, me, 0)->ip, &mine[0]) == 1);
+			mine[1] = mine[0] ^ 0xff000000u; /* an address the map lacks */
+			CHECK(inet_pton(AF_INET, st[n - 1].remote->ip, &theirs[0]) == 1);
+			CHECK(fnn_stripe_addrs(d, &r, &m, mine + 1, 1, theirs, 1, l, rm, 4) == -ENOENT);
+			CHECK(fnn_stripe_addrs(d, &r, &m, mine, 2, theirs, 1, l, rm, FNN_MAX_NICS) == n);
+			for (int i = 0; i < n; i++) {
+				uint32_t a, b;
+				CHECK(inet_pton(AF_INET, st[i].local->ip, &a) == 1 && a == l[i]);
+				CHECK(inet_pton(AF_INET, st[i].remote->ip, &b) == 1 && b == rm[i]);
+			}
 		}
 	fnn_addrmap_free(&m);
 	fnn_routes_free(&r);

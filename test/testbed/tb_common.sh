@@ -67,3 +67,57 @@ tb_mpirun() {
 check_allpairs() {
 	echo "$1" | grep -q "^CHECK allpairs ranks $2 rounds [0-9]* messages [1-9][0-9]* bytes [0-9]* errors 0$"
 }
+
+# need_core_stripe: the core's FNN striping program is built.
+need_core_stripe() {
+	[ -x "${TB_CORE_STRIPE:-}" ] || hard "tb_core_stripe not built (TB_CORE_STRIPE=${TB_CORE_STRIPE:-})"
+}
+
+# tb_core_stripe SECONDS [ARGS...]: runs tb_core_stripe once per PC namespace of cluster
+# TB_PREFIX (at most 90 s each), business cards through a fresh directory; the output of PC
+# N is in $TB_OUT/out.N.  Returns 0 if every process exited 0.  With TB_DURING set, runs that
+# command (in this shell) while the processes run.
+tb_core_stripe() {
+	local secs=$1 n i p rc=0 pids=()
+	shift
+	n=$(sed -n 's/^NPCS=//p' "$TB_DIR/env")
+	TB_OUT=$(mktemp -d)
+	for ((i = 0; i < n; i++)); do
+		ip netns exec "$TB_PREFIX-pc$i" timeout -k 5 90 "$TB_CORE_STRIPE" --table "$TB_DIR/table" \
+			--addrs "$TB_DIR/addrs" --pc $i --dir "$TB_OUT" --seconds "$secs" "$@" \
+			>"$TB_OUT/out.$i" 2>&1 &
+		pids+=($!)
+		_pids+=($!)
+	done
+	[ -z "${TB_DURING:-}" ] || eval "$TB_DURING"
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	return $rc
+}
+
+# check_core_stripe NPCS: every PC's process printed CHECK with no errors, and every pair
+# got one rail per shared switch (tb_core_stripe reads it back from sctpt_peer_stats).
+check_core_stripe() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		grep -q "^CHECK core-stripe pc $i peers [0-9]* messages [1-9][0-9]* bytes [0-9]* errors 0$" \
+			"$TB_OUT/out.$i" || return 1
+	done
+	! grep -h '^RAILS' "$TB_OUT"/out.* | awk '$7 != $9 { bad = 1 } END { exit !bad }'
+}
+
+# tb_mpirun_sctp NP TIMEOUT PROG ARGS...: NP ranks over our btl sctp (self,sctp), one per PC
+# namespace of cluster TB_PREFIX, striped by the cluster's FNN table and address map
+# (btl_sctp_fnn_table, btl_sctp_fnn_addrs).  Needs BTL_LIBDIR and OMPI_COMPONENTDIR.
+tb_mpirun_sctp() {
+	local np=$1 t=$2 san=()
+	shift 2
+	[ -f "${BTL_LIBDIR:-}/mca_btl_sctp.so" ] || hard "mca_btl_sctp.so not built (BTL_LIBDIR=${BTL_LIBDIR:-})"
+	# the ASan-built component is dlopened by the ranks: preload the runtime (test/btl)
+	[ "${SANITIZERS:-no}" != yes ] || san=(-x LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
+		-x ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
+	FNN_TB_PREFIX=$TB_PREFIX timeout -k 10 "$t" "$MPIRUN" --allow-run-as-root --oversubscribe \
+		--bind-to none -np "$np" --mca pml ob1 --mca btl self,sctp "${san[@]}" \
+		--mca mca_base_component_path "$BTL_LIBDIR:$OMPI_COMPONENTDIR" \
+		--mca btl_sctp_fnn_table "$TB_DIR/table" --mca btl_sctp_fnn_addrs "$TB_DIR/addrs" \
+		--mca btl_base_warn_component_unused 0 "$TB_SRC/in-pc-ns.sh" "$@" 2>&1
+}
