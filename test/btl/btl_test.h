@@ -68,7 +68,9 @@ static inline void bt_report(const char *what, uint64_t local)
 	int rank;
 
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Reduce(&local, &total, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+	/* Allreduce, not Reduce: no rank starts the next test (whose messages rank 0's
+	 * MPI_ANY_SOURCE/MPI_ANY_TAG receives would match) before every rank finished this one */
+	MPI_Allreduce(&local, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	if (0 == rank)
 		printf("CHECK %s %016llx\n", what, (unsigned long long)total);
 	fflush(stdout);
