@@ -83,6 +83,7 @@ struct mca_btl_sctp_component_t {
 	volatile int32_t queued;        /* items in the three queues (fast empty check) */
 	const volatile int32_t *ompi_state; /* ompi_mpi_state when loaded into an MPI process */
 	struct iw_rnic *rnic;           /* RDMA (btl_sctp_rdma.c), NULL when off */
+	struct mca_rcache_base_module_t *rcache; /* registration cache (grdma) */
 	struct iw_pd *pd;
 	struct iw_cq *cq;
 	uint32_t local_stag;            /* local-only STag over the address space */

@@ -10,6 +10,8 @@
  *   RDMA to the ranks beyond (those operations fail with OPAL_ERR_NOT_AVAILABLE).
  * - Local buffers need no registration: a local-only STag covers the address space (it never
  *   leaves the process), so the BTL accepts unregistered local buffers of any size.
+ * - Registrations go through Open MPI's registration cache (rcache grdma), as openib's and
+ *   uct's do: a window registered twice reuses one STag, and freed memory loses its STag.
  * - Remote completion: a Write completes at the iWARP layer once SCTP has it; osc rdma needs
  *   the data placed at the target when the put completes (its flush). So every put is a Write
  *   followed by a 1-byte Read of the same target, which the target serves only after placing
@@ -25,11 +27,13 @@
 #include "btl_sctp_proc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "iw/iw_verbs.h"
+#include "opal/mca/rcache/base/base.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -39,8 +43,11 @@ struct mca_btl_base_registration_handle_t {
 	uint32_t reserved;
 };
 
+/* A registration as Open MPI's registration cache (rcache grdma) keeps it: the cache
+ * reuses a registration for buffers it covers and drops it when the memory is freed. */
 struct sctp_reg {
-	struct mca_btl_base_registration_handle_t handle; /* first: the pointer we hand out */
+	mca_rcache_base_registration_t base; /* first: the cache's part */
+	struct mca_btl_base_registration_handle_t handle;
 };
 
 /* One outstanding BTL operation; its address is the work request id of its last WR. */
@@ -61,8 +68,45 @@ size_t mca_btl_sctp_rdma_handle_size(void)
 	return sizeof(struct mca_btl_base_registration_handle_t);
 }
 
+static unsigned reg_access(uint32_t flags);
+
+static int sctp_rcache_register(void *reg_data, void *base, size_t size,
+				mca_rcache_base_registration_t *reg)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct sctp_reg *r = (struct sctp_reg *)reg;
+
+	(void)reg_data;
+	if (0 != iw_reg_mr(c->pd, base, size, reg_access((uint32_t)reg->access_flags),
+			   &r->handle.stag)) {
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: cannot register %zu bytes at %p: %s", size, base,
+				    iw_last_error());
+		return OPAL_ERR_OUT_OF_RESOURCE;
+	}
+	r->handle.reserved = 0;
+	return OPAL_SUCCESS;
+}
+
+static int sctp_rcache_deregister(void *reg_data, mca_rcache_base_registration_t *reg)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+
+	(void)reg_data;
+	if (NULL != c->rnic)
+		iw_dereg_mr(c->rnic, ((struct sctp_reg *)reg)->handle.stag);
+	return OPAL_SUCCESS;
+}
+
 int mca_btl_sctp_rdma_open(void)
 {
+	mca_rcache_base_resources_t res = {
+		.cache_name = "btl_sctp",
+		.reg_data = NULL,
+		.sizeof_reg = sizeof(struct sctp_reg),
+		.register_mem = sctp_rcache_register,
+		.deregister_mem = sctp_rcache_deregister,
+	};
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	int rc;
 
@@ -81,6 +125,13 @@ int mca_btl_sctp_rdma_open(void)
 		mca_btl_sctp_rdma_close();
 		return OPAL_ERROR;
 	}
+	c->rcache = mca_rcache_base_module_create("grdma", NULL, &res);
+	if (NULL == c->rcache) {
+		opal_output(0, "btl sctp: no registration cache (rcache grdma); put/get/atomics "
+			       "are off");
+		mca_btl_sctp_rdma_close();
+		return OPAL_ERROR;
+	}
 	return OPAL_SUCCESS;
 }
 
@@ -88,6 +139,9 @@ void mca_btl_sctp_rdma_close(void)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 
+	if (NULL != c->rcache)
+		mca_rcache_base_module_destroy(c->rcache); /* deregisters what it cached */
+	c->rcache = NULL;
 	if (NULL != c->rnic)
 		iw_close(c->rnic); /* destroys QPs, regions, CQ and PD */
 	c->rnic = NULL;
@@ -145,42 +199,32 @@ mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_bas
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	const uint32_t remote = MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
 				MCA_BTL_REG_FLAG_REMOTE_ATOMIC;
-	struct sctp_reg *reg;
+	mca_rcache_base_registration_t *reg;
 
 	(void)btl;
 	(void)endpoint;
-	if (NULL == c->pd)
+	if (NULL == c->rcache || NULL == base || 0 == size)
 		return NULL;
 	/* ob1's RDMA rendezvous registers with REMOTE_READ alone: keep p2p on the streams */
 	if ((flags & remote) == MCA_BTL_REG_FLAG_REMOTE_READ)
 		return NULL;
-	reg = malloc(sizeof(*reg));
-	if (NULL == reg)
+	/* MCA_BTL_REG_FLAG_* are the rcache's access flags */
+	if (OPAL_SUCCESS != c->rcache->rcache_register(c->rcache, base, size, 0,
+						      (int32_t)(flags & MCA_BTL_REG_FLAG_ACCESS_ANY),
+						      &reg))
 		return NULL;
-	if (0 == size)
-		size = 1; /* a zero-length window still gets a valid STag */
-	if (0 != iw_reg_mr(c->pd, base ? base : (void *)(uintptr_t)1, size, reg_access(flags),
-			   &reg->handle.stag)) {
-		opal_output_verbose(10, opal_btl_base_framework.framework_output,
-				    "btl sctp: cannot register %zu bytes at %p: %s", size, base,
-				    iw_last_error());
-		free(reg);
-		return NULL;
-	}
-	reg->handle.reserved = 0;
-	return &reg->handle;
+	return &((struct sctp_reg *)reg)->handle;
 }
 
 int mca_btl_sctp_deregister_mem(struct mca_btl_base_module_t *btl,
 				mca_btl_base_registration_handle_t *handle)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
-	struct sctp_reg *reg = (struct sctp_reg *)handle;
+	struct sctp_reg *r = (struct sctp_reg *)((char *)handle - offsetof(struct sctp_reg, handle));
 
 	(void)btl;
-	if (NULL != c->rnic)
-		iw_dereg_mr(c->rnic, reg->handle.stag);
-	free(reg);
+	if (NULL != c->rcache)
+		c->rcache->rcache_deregister(c->rcache, &r->base);
 	return OPAL_SUCCESS;
 }
 
