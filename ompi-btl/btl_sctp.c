@@ -38,7 +38,6 @@ mca_btl_sctp_module_t mca_btl_sctp_module = {
 		.btl_atomic_cswap = mca_btl_sctp_atomic_cswap,
 		.btl_register_mem = mca_btl_sctp_register_mem,
 		.btl_deregister_mem = mca_btl_sctp_deregister_mem,
-		.btl_flush = mca_btl_sctp_flush,
 	},
 	.error_cb = NULL,
 };

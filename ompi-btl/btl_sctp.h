@@ -84,7 +84,6 @@ struct mca_btl_sctp_component_t {
 	const volatile int32_t *ompi_state; /* ompi_mpi_state when loaded into an MPI process */
 	struct iw_rnic *rnic;           /* RDMA (btl_sctp_rdma.c), NULL when off */
 	struct mca_rcache_base_module_t *rcache; /* registration cache (grdma) */
-	volatile int32_t rdma_outstanding; /* RDMA operations posted and not completed */
 	struct iw_pd *pd;
 	struct iw_cq *cq;
 	uint32_t local_stag;            /* local-only STag over the address space */
@@ -133,7 +132,6 @@ void mca_btl_sctp_rdma_close(void);
 int mca_btl_sctp_rdma_progress(void);
 int mca_btl_sctp_rdma_endpoint_init(struct mca_btl_base_endpoint_t *endpoint);
 size_t mca_btl_sctp_rdma_handle_size(void);
-int mca_btl_sctp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
 mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_base_module_t *btl,
 							       struct mca_btl_base_endpoint_t *endpoint,
 							       void *base, size_t size, uint32_t flags);

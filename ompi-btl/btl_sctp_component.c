@@ -202,7 +202,7 @@ static int sctp_component_register(void)
 	m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE;
 	if (c->rdma) {
 		m->btl_flags |= MCA_BTL_FLAGS_RDMA | MCA_BTL_FLAGS_ATOMIC_FOPS |
-				MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_RDMA_FLUSH;
+				MCA_BTL_FLAGS_ATOMIC_OPS;
 		/* the target's RNIC applies them with CPU atomics: they mix with the CPU's */
 		m->btl_atomic_flags = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_CSWAP |
 				      MCA_BTL_ATOMIC_SUPPORTS_GLOB;
@@ -774,7 +774,7 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 		return NULL;
 	if ((m->btl_flags & MCA_BTL_FLAGS_RDMA) && OPAL_SUCCESS != mca_btl_sctp_rdma_open())
 		m->btl_flags &= ~(uint32_t)(MCA_BTL_FLAGS_RDMA | MCA_BTL_FLAGS_ATOMIC_FOPS |
-					    MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_RDMA_FLUSH);
+					    MCA_BTL_FLAGS_ATOMIC_OPS);
 	rc = mca_btl_sctp_proc_publish();
 	if (OPAL_SUCCESS != rc) {
 		opal_output(0, "btl sctp: cannot publish the business card through the modex (%d)",

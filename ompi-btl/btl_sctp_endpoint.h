@@ -20,9 +20,6 @@ struct mca_btl_base_endpoint_t {
 	volatile int32_t inflight; /* sends queued in the core, waiting for send_done */
 	volatile int32_t lost;     /* the core reported the peer lost */
 	struct iw_qp *qp;          /* RDMA queue pair to the peer, NULL without RDMA */
-	uint32_t flush_stag;       /* the last put's target, read back by btl_flush */
-	uint64_t flush_addr;
-	volatile int32_t unflushed; /* puts since the last flush */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 typedef mca_btl_base_endpoint_t mca_btl_sctp_endpoint_t;

@@ -12,10 +12,10 @@
  *   leaves the process), so the BTL accepts unregistered local buffers of any size.
  * - Registrations go through Open MPI's registration cache (rcache grdma), as openib's and
  *   uct's do: a window registered twice reuses one STag, and freed memory loses its STag.
- * - Remote completion: a Write completes at the iWARP layer once SCTP has it (local
- *   completion: the put's callback). osc rdma learns that data is placed at the target from
- *   btl_flush, which reads one byte behind the last Write to each target: the target serves
- *   that Read only after placing every earlier segment of the QP (iw's ordering fence).
+ * - Remote completion: a Write completes at the iWARP layer once SCTP has it; osc rdma needs
+ *   the data placed at the target when the put completes (its flush). So every put is a Write
+ *   followed by a 1-byte Read of the same target, which the target serves only after placing
+ *   every earlier segment of the QP (iw's ordering fence); the put completes with the Read.
  * - ob1 asks for registrations with REMOTE_READ only for its RDMA rendezvous; they are refused
  *   (and btl_min_rdma_pipeline_size is unbounded), so point-to-point stays on the SCTP
  *   streams, which move large messages faster than the iWARP layer does today.
@@ -262,7 +262,7 @@ static int post_status(int rc)
 
 /* Posts the work requests of one operation; the last one carries op as its id. */
 static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
-		struct iw_send_wr *wr)
+		struct iw_send_wr *wr, int nwr)
 {
 	int rc;
 
@@ -270,13 +270,15 @@ static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
 		free(op);
 		return OPAL_ERR_NOT_AVAILABLE;
 	}
-	wr->wr_id = (uint64_t)(uintptr_t)op;
-	OPAL_THREAD_ADD_FETCH32(&mca_btl_sctp_component.rdma_outstanding, 1);
-	rc = iw_post_send(endpoint->qp, wr);
-	if (0 != rc) {
-		OPAL_THREAD_ADD_FETCH32(&mca_btl_sctp_component.rdma_outstanding, -1);
-		free(op);
-		return post_status(rc);
+	for (int i = 0; i < nwr; i++) {
+		wr[i].wr_id = i == nwr - 1 ? (uint64_t)(uintptr_t)op : SCTP_RDMA_IGNORE;
+		rc = iw_post_send(endpoint->qp, &wr[i]);
+		if (0 != rc) {
+			/* nothing carries op: the caller retries the whole operation (a Write
+			 * posted before its flush Read failed is placed twice, harmlessly) */
+			free(op);
+			return post_status(rc);
+		}
 	}
 	return OPAL_SUCCESS;
 }
@@ -290,9 +292,8 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	struct sctp_rdma_op *op;
-	struct iw_sge src;
-	struct iw_send_wr wr;
-	int rc;
+	struct iw_sge src, sink;
+	struct iw_send_wr wr[2];
 
 	(void)flags;
 	(void)order;
@@ -301,18 +302,15 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
-	src = (struct iw_sge){ size ? local_address : (void *)&op->scratch, (uint32_t)size,
-			       c->local_stag };
-	wr = (struct iw_send_wr){ .opcode = IW_WR_WRITE, .sg_list = &src, .num_sge = 1,
-				  .remote_stag = remote_handle->stag, .remote_to = remote_address };
-	rc = post(endpoint, op, &wr);
-	if (OPAL_SUCCESS == rc) {
-		/* where mca_btl_sctp_flush reads to learn that this Write is placed */
-		endpoint->flush_stag = remote_handle->stag;
-		endpoint->flush_addr = remote_address;
-		endpoint->unflushed = 1;
-	}
-	return rc;
+	src = (struct iw_sge){ local_address, (uint32_t)size, c->local_stag };
+	sink = (struct iw_sge){ &op->scratch, 1, c->local_stag };
+	memset(wr, 0, sizeof(wr));
+	wr[0] = (struct iw_send_wr){ .opcode = IW_WR_WRITE, .sg_list = &src, .num_sge = 1,
+				     .remote_stag = remote_handle->stag, .remote_to = remote_address };
+	/* the flush: served by the target only after the Write is placed */
+	wr[1] = (struct iw_send_wr){ .opcode = IW_WR_READ, .sg_list = &sink, .num_sge = 1,
+				     .remote_stag = remote_handle->stag, .remote_to = remote_address };
+	return post(endpoint, op, size ? wr : wr + 1, size ? 2 : 1);
 }
 
 int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -338,7 +336,7 @@ int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 				c->local_stag };
 	wr = (struct iw_send_wr){ .opcode = IW_WR_READ, .sg_list = &sink, .num_sge = 1,
 				  .remote_stag = remote_handle->stag, .remote_to = remote_address };
-	return post(endpoint, op, &wr);
+	return post(endpoint, op, &wr, 1);
 }
 
 static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t remote_address,
@@ -362,7 +360,7 @@ static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t re
 	wr = (struct iw_send_wr){ .opcode = opcode, .sg_list = &sink, .num_sge = 1,
 				  .remote_stag = remote_handle->stag, .remote_to = remote_address,
 				  .compare_add = compare_add, .swap = swap };
-	return post(endpoint, op, &wr);
+	return post(endpoint, op, &wr, 1);
 }
 
 int mca_btl_sctp_atomic_fop(struct mca_btl_base_module_t *btl,
@@ -451,50 +449,8 @@ int mca_btl_sctp_rdma_progress(void)
 				op->cbfunc(&mca_btl_sctp_module.super, op->endpoint, op->local_address,
 					   op->local_handle, op->cbcontext, op->cbdata, op->status);
 			free(op);
-			OPAL_THREAD_ADD_FETCH32(&c->rdma_outstanding, -1);
 			count++;
 		}
 	}
 	return count;
-}
-
-/*
- * Every operation posted before the call is complete, and every Write placed at its target
- * (what osc rdma's MPI_Win_flush/unlock/fence need): one 1-byte Read per endpoint with
- * Writes since its last flush, served by the target only after those Writes (iw's ordering
- * fence); then progress until nothing is outstanding. A lost peer completes its operations
- * with errors, so this ends.
- */
-int mca_btl_sctp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint)
-{
-	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
-	mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *)btl;
-	mca_btl_sctp_endpoint_t *e;
-
-	OPAL_THREAD_LOCK(&m->endpoints_lock);
-	OPAL_LIST_FOREACH (e, &m->endpoints, mca_btl_sctp_endpoint_t) {
-		struct sctp_rdma_op *op;
-		struct iw_sge sink;
-		struct iw_send_wr wr;
-
-		if ((NULL != endpoint && e != endpoint) || !e->unflushed || NULL == e->qp)
-			continue;
-		op = op_new(e, NULL, NULL, NULL, NULL, NULL);
-		if (NULL == op)
-			break;
-		sink = (struct iw_sge){ &op->scratch, 1, c->local_stag };
-		wr = (struct iw_send_wr){ .opcode = IW_WR_READ, .sg_list = &sink, .num_sge = 1,
-					  .remote_stag = e->flush_stag, .remote_to = e->flush_addr };
-		while (OPAL_ERR_OUT_OF_RESOURCE == post(e, op, &wr)) {
-			mca_btl_sctp_component_progress(); /* the send queue is full: drain it */
-			if (NULL == (op = op_new(e, NULL, NULL, NULL, NULL, NULL)))
-				break;
-			sink.addr = &op->scratch;
-		}
-		e->unflushed = 0;
-	}
-	OPAL_THREAD_UNLOCK(&m->endpoints_lock);
-	while (c->rdma_outstanding > 0 && NULL != c->rnic)
-		mca_btl_sctp_component_progress();
-	return OPAL_SUCCESS;
 }
