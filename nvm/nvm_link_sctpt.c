@@ -51,14 +51,24 @@ static int card_to_addr(const char *card, struct nvm_link_addr *a)
 	return 0;
 }
 
-static void addr_to_card(const struct nvm_link_addr *a, char *card, size_t len)
+/* An address's parts, host order (the address is SCTP_ADDR_LEN bytes). */
+static void addr_parts(const struct nvm_link_addr *a, char ip[INET_ADDRSTRLEN], unsigned *udp,
+		       unsigned *sctp)
 {
 	uint16_t u, s;
-	char ip[INET_ADDRSTRLEN];
 	memcpy(&u, a->b + 4, 2);
 	memcpy(&s, a->b + 6, 2);
-	inet_ntop(AF_INET, a->b, ip, sizeof(ip));
-	snprintf(card, len, "sctpt1 %u %u %s", ntohs(u), ntohs(s), ip);
+	inet_ntop(AF_INET, a->b, ip, INET_ADDRSTRLEN);
+	*udp = ntohs(u);
+	*sctp = ntohs(s);
+}
+
+static void addr_to_card(const struct nvm_link_addr *a, char *card, size_t len)
+{
+	char ip[INET_ADDRSTRLEN];
+	unsigned udp, sctp;
+	addr_parts(a, ip, &udp, &sctp);
+	snprintf(card, len, "sctpt1 %u %u %s", udp, sctp, ip);
 }
 
 /* Core callbacks: run with the core's lock held; only queue. */
@@ -224,12 +234,10 @@ int nvm_link_sctpt_addr(const char *s, struct nvm_link_addr *a)
 
 int nvm_link_sctpt_format(const struct nvm_link_addr *a, char *buf, size_t len)
 {
-	uint16_t u, s;
 	char ip[INET_ADDRSTRLEN];
+	unsigned udp, sctp;
 	if (a->len != SCTP_ADDR_LEN)
 		return -EINVAL;
-	memcpy(&u, a->b + 4, 2);
-	memcpy(&s, a->b + 6, 2);
-	inet_ntop(AF_INET, a->b, ip, sizeof(ip));
-	return snprintf(buf, len, "sctp:%s:%u:%u", ip, ntohs(u), ntohs(s)) < (int)len ? 0 : -ENOSPC;
+	addr_parts(a, ip, &udp, &sctp);
+	return snprintf(buf, len, "sctp:%s:%u:%u", ip, udp, sctp) < (int)len ? 0 : -ENOSPC;
 }

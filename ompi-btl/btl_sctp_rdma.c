@@ -68,7 +68,18 @@ size_t mca_btl_sctp_rdma_handle_size(void)
 	return sizeof(struct mca_btl_base_registration_handle_t);
 }
 
-static unsigned reg_access(uint32_t flags);
+static unsigned reg_access(uint32_t flags)
+{
+	unsigned a = IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE;
+
+	if (flags & MCA_BTL_REG_FLAG_REMOTE_READ)
+		a |= IW_ACCESS_REMOTE_READ;
+	if (flags & MCA_BTL_REG_FLAG_REMOTE_WRITE)
+		a |= IW_ACCESS_REMOTE_WRITE;
+	if (flags & MCA_BTL_REG_FLAG_REMOTE_ATOMIC)
+		a |= IW_ACCESS_REMOTE_ATOMIC;
+	return a;
+}
 
 static int sctp_rcache_register(void *reg_data, void *base, size_t size,
 				mca_rcache_base_registration_t *reg)
@@ -179,19 +190,6 @@ int mca_btl_sctp_rdma_endpoint_init(mca_btl_sctp_endpoint_t *endpoint)
 	return OPAL_SUCCESS;
 }
 
-static unsigned reg_access(uint32_t flags)
-{
-	unsigned a = IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE;
-
-	if (flags & MCA_BTL_REG_FLAG_REMOTE_READ)
-		a |= IW_ACCESS_REMOTE_READ;
-	if (flags & MCA_BTL_REG_FLAG_REMOTE_WRITE)
-		a |= IW_ACCESS_REMOTE_WRITE;
-	if (flags & MCA_BTL_REG_FLAG_REMOTE_ATOMIC)
-		a |= IW_ACCESS_REMOTE_ATOMIC;
-	return a;
-}
-
 mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_base_module_t *btl,
 							       struct mca_btl_base_endpoint_t *endpoint,
 							       void *base, size_t size, uint32_t flags)
@@ -283,6 +281,22 @@ static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
 	return OPAL_SUCCESS;
 }
 
+/* Posts one work request of op whose local side is [local, local + len) (NULL: op's own
+ * scratch word, for operations whose data nobody reads). */
+static int post_one(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
+		    enum iw_wr_opcode opcode, void *local, uint32_t len,
+		    const mca_btl_base_registration_handle_t *remote_handle, uint64_t remote_to,
+		    uint64_t compare_add, uint64_t swap)
+{
+	struct iw_sge sge = { local ? local : (void *)&op->scratch, len,
+			      mca_btl_sctp_component.local_stag };
+	struct iw_send_wr wr = { .opcode = opcode, .sg_list = &sge, .num_sge = 1,
+				 .remote_stag = remote_handle->stag, .remote_to = remote_to,
+				 .compare_add = compare_add, .swap = swap };
+
+	return post(endpoint, op, &wr, 1);
+}
+
 int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
 		     void *local_address, uint64_t remote_address,
 		     struct mca_btl_base_registration_handle_t *local_handle,
@@ -304,7 +318,6 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 		return OPAL_ERR_OUT_OF_RESOURCE;
 	src = (struct iw_sge){ local_address, (uint32_t)size, c->local_stag };
 	sink = (struct iw_sge){ &op->scratch, 1, c->local_stag };
-	memset(wr, 0, sizeof(wr));
 	wr[0] = (struct iw_send_wr){ .opcode = IW_WR_WRITE, .sg_list = &src, .num_sge = 1,
 				     .remote_stag = remote_handle->stag, .remote_to = remote_address };
 	/* the flush: served by the target only after the Write is placed */
@@ -320,10 +333,7 @@ int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 		     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
 		     void *cbcontext, void *cbdata)
 {
-	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	struct sctp_rdma_op *op;
-	struct iw_sge sink;
-	struct iw_send_wr wr;
 
 	(void)flags;
 	(void)order;
@@ -332,11 +342,8 @@ int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
-	sink = (struct iw_sge){ size ? local_address : (void *)&op->scratch, (uint32_t)size,
-				c->local_stag };
-	wr = (struct iw_send_wr){ .opcode = IW_WR_READ, .sg_list = &sink, .num_sge = 1,
-				  .remote_stag = remote_handle->stag, .remote_to = remote_address };
-	return post(endpoint, op, &wr, 1);
+	return post_one(endpoint, op, IW_WR_READ, size ? local_address : NULL, (uint32_t)size,
+			remote_handle, remote_address, 0, 0);
 }
 
 static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t remote_address,
@@ -345,10 +352,7 @@ static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t re
 		    uint64_t compare_add, uint64_t swap, int flags,
 		    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	struct sctp_rdma_op *op;
-	struct iw_sge sink;
-	struct iw_send_wr wr;
 
 	if (OPAL_UNLIKELY((flags & MCA_BTL_ATOMIC_FLAG_32BIT) || NULL == remote_handle ||
 			  (remote_address & 7)))
@@ -356,11 +360,8 @@ static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t re
 	op = op_new(endpoint, result, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
-	sink = (struct iw_sge){ result ? result : (void *)&op->scratch, 8, c->local_stag };
-	wr = (struct iw_send_wr){ .opcode = opcode, .sg_list = &sink, .num_sge = 1,
-				  .remote_stag = remote_handle->stag, .remote_to = remote_address,
-				  .compare_add = compare_add, .swap = swap };
-	return post(endpoint, op, &wr, 1);
+	return post_one(endpoint, op, opcode, result, 8, remote_handle, remote_address,
+			compare_add, swap);
 }
 
 int mca_btl_sctp_atomic_fop(struct mca_btl_base_module_t *btl,

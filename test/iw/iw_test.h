@@ -133,4 +133,31 @@ static struct iw_qp *make_qp(struct rank_ctx *rc, struct iw_pd *pd, struct iw_cq
 	return qp;
 }
 
+/* Runs body(rc, 0) (caller-driven progress), then body(rc, 1) (the RNIC's progress thread),
+ * each on two ranks over loopback within seconds; the test's exit status. */
+static int (*iw_test_body)(struct rank_ctx *rc, int threaded);
+
+static int iw_test_caller(struct rank_ctx *rc)
+{
+	return iw_test_body(rc, 0);
+}
+
+static int iw_test_thread(struct rank_ctx *rc)
+{
+	return iw_test_body(rc, 1);
+}
+
+static int iw_test_run(int (*body)(struct rank_ctx *rc, int threaded), int seconds)
+{
+	struct sctpt_config cfg;
+	sctpt_config_init(&cfg);
+	cfg.addrs = "127.0.0.1";
+	cfg.ops.recv = on_recv;
+	cfg.ops.send_done = on_send_done;
+	iw_test_body = body;
+	if (harness_run(2, seconds, &cfg, iw_test_caller) != 0)
+		return 1;
+	return harness_run(2, seconds, &cfg, iw_test_thread);
+}
+
 #endif

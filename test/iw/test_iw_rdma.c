@@ -360,24 +360,7 @@ static int body(struct rank_ctx *rc, int threaded)
 	return 0;
 }
 
-static int body_caller(struct rank_ctx *rc)
-{
-	return body(rc, 0);
-}
-
-static int body_thread(struct rank_ctx *rc)
-{
-	return body(rc, 1);
-}
-
 int main(void)
 {
-	struct sctpt_config cfg;
-	sctpt_config_init(&cfg);
-	cfg.addrs = "127.0.0.1";
-	cfg.ops.recv = on_recv;
-	cfg.ops.send_done = on_send_done;
-	if (harness_run(2, 50, &cfg, body_caller) != 0)
-		return 1;
-	return harness_run(2, 50, &cfg, body_thread);
+	return iw_test_run(body, 50);
 }
