@@ -19,32 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tb_payload.h"
+
 struct msg_hdr {
 	uint32_t src, dst, round, len;
 	uint64_t fnv;
 };
-
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-	uint64_t h = UINT64_C(14695981039346656037);
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * UINT64_C(1099511628211);
-	return h;
-}
-
-/* The payload of message (src -> dst, round): an xorshift stream seeded from the three. */
-static void fill(unsigned char *p, size_t n, uint32_t src, uint32_t dst, uint32_t round)
-{
-	uint64_t x = (uint64_t)src << 40 ^ (uint64_t)dst << 20 ^ round ^ UINT64_C(0x9e3779b97f4a7c15);
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (unsigned char)(x >> 24);
-	}
-}
 
 static size_t round_size(uint32_t round, size_t max)
 {

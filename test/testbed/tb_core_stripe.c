@@ -26,6 +26,7 @@
  */
 #include "fnn.h"
 #include "sctpt.h"
+#include "tb_payload.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,25 +66,6 @@ static struct {
 	size_t max;
 	uint64_t errors, msgs, bytes;
 } g;
-
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-	uint64_t h = UINT64_C(14695981039346656037);
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * UINT64_C(1099511628211);
-	return h;
-}
-
-static void fill(unsigned char *p, size_t n, uint32_t src, uint32_t dst, uint32_t round)
-{
-	uint64_t x = (uint64_t)src << 40 ^ (uint64_t)dst << 20 ^ round ^ UINT64_C(0x9e3779b97f4a7c15);
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (unsigned char)(x >> 24);
-	}
-}
 
 static size_t round_size(uint32_t round)
 {

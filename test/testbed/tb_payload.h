@@ -1,0 +1,30 @@
+/* Payloads the testbed's traffic programs send and check: deterministic per (src, dst, round). */
+#ifndef TB_PAYLOAD_H
+#define TB_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+static inline uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* The payload of message (src -> dst, round): an xorshift stream seeded from the three. */
+static inline void fill(unsigned char *p, size_t n, uint32_t src, uint32_t dst, uint32_t round)
+{
+	uint64_t x = (uint64_t)src << 40 ^ (uint64_t)dst << 20 ^ round ^ UINT64_C(0x9e3779b97f4a7c15);
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = (unsigned char)(x >> 24);
+	}
+}
+
+#endif
