@@ -12,16 +12,9 @@ tb_up s "$TB_SRC/designs/pc4x2.table" --rate 200mbit
 # tx_bytes PC IF: bytes sent on a NIC so far
 tx_bytes() { ip -n "$TB_PREFIX-pc$1" -s -j link show "$2" | sed 's/.*"tx":{"bytes":\([0-9]*\).*/\1/'; }
 before0=$(tx_bytes 0 nic0) before1=$(tx_bytes 0 nic1)
-log=$(mktemp)
-tb_mpirun_sctp 4 60 "$TB_ALLPAIRS" --seconds 5 >"$log" &
-mpipid=$!
-_pids+=("$mpipid")
-sleep 2
-"$CLUSTER" link --prefix "$TB_PREFIX" 1 1 down || hard "link down"
-wait "$mpipid"
+run_cutting_nic1 tb_mpirun_sctp 4 60 "$TB_ALLPAIRS" --seconds 5
 rc=$?
-out=$(cat "$log")
-rm -f "$log"
+out=$RUN_OUT
 [ $rc -eq 0 ] && check_allpairs "$out" 4 || { echo "$out" | tail -20; die "btl sctp striped, nic1 of PC 1 down for good: status $rc"; }
 echo "$out" | grep -E '^(CHECK|time)' | sed 's/^/pc4x2, PC 1 nic1 down: /'
 d0=$(($(tx_bytes 0 nic0) - before0)) d1=$(($(tx_bytes 0 nic1) - before1))

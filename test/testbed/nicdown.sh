@@ -8,16 +8,9 @@ need_testbed
 need_mpi
 
 tb_up d "$TB_SRC/designs/pc4x2.table" --rate 200mbit
-log=$(mktemp)
-tb_mpirun 4 nic0,nic1 25 "$TB_ALLPAIRS" --seconds 5 >"$log" &
-mpipid=$!
-_pids+=("$mpipid")
-sleep 2
-"$CLUSTER" link --prefix "$TB_PREFIX" 1 1 down || hard "link down"
-wait "$mpipid"
+run_cutting_nic1 tb_mpirun 4 nic0,nic1 25 "$TB_ALLPAIRS" --seconds 5
 rc=$?
-out=$(cat "$log")
-rm -f "$log"
+out=$RUN_OUT
 if [ $rc -eq 0 ] && check_allpairs "$out" 4; then
 	echo "$out" | grep -E '^(CHECK|time)'
 	echo "all-pairs survived nic1 of PC 1 going down for good"

@@ -94,6 +94,23 @@ tb_core_stripe() {
 	return $rc
 }
 
+# run_cutting_nic1 CMD...: runs CMD in the background, takes PC 1's nic1 down for good 2 s
+# into it and waits; CMD's output is in RUN_OUT, its status is returned.
+run_cutting_nic1() {
+	local log pid rc
+	log=$(mktemp)
+	"$@" >"$log" &
+	pid=$!
+	_pids+=("$pid")
+	sleep 2
+	"$CLUSTER" link --prefix "$TB_PREFIX" 1 1 down || hard "link down"
+	wait "$pid"
+	rc=$?
+	RUN_OUT=$(cat "$log")
+	rm -f "$log"
+	return $rc
+}
+
 # check_core_stripe NPCS: every PC's process printed CHECK with no errors, and every pair
 # got one rail per shared switch (tb_core_stripe reads it back from sctpt_peer_stats).
 check_core_stripe() {
