@@ -204,6 +204,8 @@ struct sctpt_peer_stats {
 	 * fragments dropped on receipt */
 	int nrails;
 	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags_dropped;
+	uint64_t rail_stalls;       /* times a live rail stopped moving data and its
+				     * unacknowledged fragments were re-sent on the others */
 };
 
 enum sctpt_peer_state {

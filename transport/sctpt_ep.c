@@ -540,7 +540,7 @@ static void rfrags_free(struct sctpt_rfrag *f)
 /* A rail can take new fragments. */
 static int rail_usable(struct sctpt_peer *p, const struct sctpt_rail_st *r)
 {
-	return r->live && r->assoc_out && atomic_load(&p->paths[r->index]->up);
+	return r->live && !r->stalled && r->assoc_out && atomic_load(&p->paths[r->index]->up);
 }
 
 /* Expected time (us) until a fragment of len bytes given to rail r now has arrived: its RTT
@@ -558,6 +558,21 @@ static uint64_t rail_cost(const struct sctpt_peer *p, const struct sctpt_rail_st
 	return r->srtt_us + (r->held + len) * 1000000u / (rate ? rate : 1);
 }
 
+/* Queues the copies rail r holds to be re-sent on the other rails, oldest first. */
+static void rail_hand_over(struct sctpt_peer *p, struct sctpt_rail_st *r)
+{
+	if (r->head) {
+		if (p->resend_tail)
+			p->resend_tail->next = r->head;
+		else
+			p->resend_head = r->head;
+		p->resend_tail = r->tail;
+	}
+	r->head = r->tail = NULL;
+	r->held = 0;
+	r->released = 0;
+}
+
 /* Stops using rail r and queues its unacknowledged fragments to be re-sent on the others
  * (the receiver drops whatever arrives twice). Its association is left to SCTP: it is used
  * again if it outlives the outage, else COMM_LOST clears assoc_out and the rail reconnects.
@@ -569,17 +584,40 @@ static void rail_fail(struct sctpt_peer *p, struct sctpt_rail_st *r)
 	if (r->live && (p->state == SCTPT_PEER_UP || p->state == SCTPT_PEER_CONNECTING))
 		p->rail_failures++; /* not the ABORTs of a peer that closed */
 	r->live = 0;
+	r->stalled = 0;
 	r->down_ms = sctpt_now_ms();
-	if (r->head) {
-		if (p->resend_tail)
-			p->resend_tail->next = r->head;
-		else
-			p->resend_head = r->head;
-		p->resend_tail = r->tail;
+	rail_hand_over(p, r);
+}
+
+/*
+ * A rail whose association has moved no data for a while, while another rail to the same
+ * peer has (so the peer is alive and reading), is in SCTP's retransmission back-off: a burst
+ * lost on a lossy link, timeouts doubling up to rto_max; what it holds could take seconds to
+ * arrive. Like CMT-PF's "potentially failed" destinations, it gets no new fragments and its
+ * copies go to the other rails now; it is used again as soon as SCTP moves data on it. Only
+ * after 250 ms plus 4 RTTs, so a merely slow rail is left alone. A peer that stops reading
+ * altogether stalls every rail at once: nothing is handed over then.
+ */
+static void rail_check_stall(struct sctpt_peer *p, struct sctpt_rail_st *r, uint64_t held,
+			     uint64_t now)
+{
+	if (held < r->sctp_held || held == 0) {
+		r->moved_ms = now;
+		r->stalled = 0;
 	}
-	r->head = r->tail = NULL;
-	r->held = 0;
-	r->released = 0;
+	r->sctp_held = held;
+	uint64_t since = r->moved_ms > r->busy_ms ? r->moved_ms : r->busy_ms;
+	if (r->stalled || !r->ever_up || now - since < 250 + 4 * (uint64_t)r->srtt_us / 1000)
+		return; /* (an association still being set up is not stalled) */
+	for (int i = 0; i < p->nrails; i++) {
+		struct sctpt_rail_st *o = &p->rails[i];
+		if (o != r && rail_usable(p, o) && o->moved_ms > since) {
+			r->stalled = 1;
+			p->rail_stalls++;
+			rail_hand_over(p, r);
+			return;
+		}
+	}
 }
 
 /* Gives fragment f to the rail that would deliver it first and keeps it in that rail's list:
@@ -612,10 +650,12 @@ static int rail_place(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rf
 			continue;
 		}
 		f->next = NULL;
-		if (r->tail)
+		if (r->tail) {
 			r->tail->next = f;
-		else
+		} else {
 			r->head = f;
+			r->busy_ms = sctpt_now_ms(); /* the stall clock starts with work to do */
+		}
 		r->tail = f;
 		r->held += f->len;
 		r->frags_out++;
@@ -669,11 +709,16 @@ static void rails_tend(struct sctpt_ep *ep, struct sctpt_peer *p)
 		}
 		live++;
 		int64_t held = sctpt_sock_rail_held(ep, r);
-		if (held >= 0)
-			rail_release(r, (uint64_t)held);
 		if (now - r->info_ms >= 100) {
 			sctpt_sock_rail_info(ep, p, r);
 			r->info_ms = now;
+		}
+		if (held >= 0) {
+			uint64_t before = r->released;
+			rail_release(r, (uint64_t)held);
+			if (r->released != before)
+				r->moved_ms = now;
+			rail_check_stall(p, r, (uint64_t)held, now);
 		}
 		uint64_t dt = now - r->rate_ms;
 		if (dt >= 100) {
@@ -844,7 +889,9 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	/* Start with this stream so a lone small message leaves right away. */
 	if (!q->head->next)
 		p->rr_next = m->stream;
+	sctpt_sock_tx_begin();
 	rc = push_peer(ep, p, m, &done);
+	sctpt_sock_tx_end();
 	if (rc < 0) {
 		fail_peer(ep, p, rc);
 		rc = done ? 1 : -EPIPE;
@@ -1427,7 +1474,9 @@ static int progress_locked(struct sctpt_ep *ep)
 int sctpt_progress(struct sctpt_ep *ep)
 {
 	LOCK(ep);
+	sctpt_sock_tx_begin();
 	int n = progress_locked(ep);
+	sctpt_sock_tx_end();
 	UNLOCK(ep);
 	return n;
 }
@@ -1476,6 +1525,7 @@ int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_sta
 	st->rail_failures = p->rail_failures;
 	st->rail_reconnects = p->rail_reconnects;
 	st->frags_resent = p->frags_resent;
+	st->rail_stalls = p->rail_stalls;
 	st->dup_frags_dropped = p->dup_frags;
 	for (uint16_t s = 0; s < ep->cfg.streams; s++)
 		st->stream_msgs_sent[s] = p->stream_msgs_sent[s];

@@ -95,6 +95,11 @@ struct sctpt_rail_st {
 	uint64_t rate_ms, info_ms;
 	uint32_t srtt_us, cwnd;
 	uint64_t frags_out, frag_bytes_out;
+	/* stall detection: what SCTP held at the last look, when it last moved data, since
+	 * when it has had copies to move, and whether it is stalled (copies handed to the
+	 * other rails, no new fragments until SCTP moves data again) */
+	uint64_t sctp_held, moved_ms, busy_ms;
+	int stalled;
 };
 
 /* Ids of unordered messages from a striped peer that have been delivered: all below low,
@@ -151,7 +156,7 @@ struct sctpt_peer {
 	struct sctpt_rxmsg *rxlist;
 	struct sctpt_seen seen;
 	uint64_t all_down_ms;       /* since when no rail has been live (0: one is) */
-	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags;
+	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags, rail_stalls;
 };
 
 struct sctpt_udp {
@@ -159,7 +164,10 @@ struct sctpt_udp {
 	struct sockaddr_in addr;
 	uint32_t mask;             /* network byte order */
 	int mtu;
+	_Atomic int gso;           /* the kernel takes UDP_SEGMENT sends on this socket */
 };
+
+#define SCTPT_TX_SEGS 64           /* datagrams per batched send: Linux's UDP_MAX_SEGMENTS */
 
 /* Partial read state of the receive socket: usrsctp hands a message in pieces. */
 struct sctpt_rxcur {
@@ -205,6 +213,10 @@ void sctpt_sock_forget(struct sctpt_ep *ep, struct sctpt_peer *p);
 /* One SCTP message on the peer's outgoing association: 0, -EAGAIN (buffer full), < 0. */
 int sctpt_sock_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, const void *buf,
 		    size_t len);
+/* Brackets (nesting) around calls into usrsctp that may send in bursts: the packets are
+ * batched per destination and sent with UDP GSO at the outermost end. Per thread. */
+void sctpt_sock_tx_begin(void);
+void sctpt_sock_tx_end(void);
 /* Reads UDP datagrams into usrsctp and runs its timers; returns datagrams handled. */
 int sctpt_sock_input(struct sctpt_ep *ep);
 /* Reads from the receive socket: bytes, -EAGAIN, or < 0. *eor when the message ended. */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <usrsctp.h>
+#include <netinet/udp.h>
 
 #ifndef SCTP_CMT_ON_OFF
 #define SCTP_CMT_ON_OFF 0x00001200 /* handled by usrsctp, missing from usrsctp.h */
@@ -51,16 +52,58 @@ uint64_t sctpt_now_ms(void)
 	return now_ms();
 }
 
-static int path_send(struct sctpt_path *path, const void *buf, size_t len)
+/*
+ * Sends len bytes at buf to path as datagrams of seg bytes each (the last may be shorter):
+ * one sendmsg with UDP GSO (UDP_SEGMENT), so the stack is walked once per batch while the
+ * wire still carries datagrams of the path MTU; sendmmsg where the kernel refuses GSO (no
+ * checksum offload on the device, an old kernel). 0 or -errno of the send.
+ */
+static int path_send(struct sctpt_path *path, const uint8_t *buf, size_t len, size_t seg, int nseg)
 {
-	struct sctpt_ep *ep = path->peer->ep;
-	ssize_t n = sendto(ep->udp[path->local].fd, buf, len, MSG_DONTWAIT,
-			   (const struct sockaddr *)&path->remote, sizeof(path->remote));
+	struct sctpt_udp *u = &path->peer->ep->udp[path->local];
+	const struct sockaddr *to = (const struct sockaddr *)&path->remote;
+	ssize_t n = -1;
+	int sent = nseg;
+	if (nseg == 1) {
+		n = sendto(u->fd, buf, len, MSG_DONTWAIT, to, sizeof(path->remote));
+	} else if (atomic_load_explicit(&u->gso, memory_order_relaxed)) {
+		union {
+			char buf[CMSG_SPACE(sizeof(uint16_t))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = {(void *)buf, len};
+		struct msghdr mh = {.msg_name = (void *)to, .msg_namelen = sizeof(path->remote),
+				    .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		uint16_t gso = (uint16_t)seg;
+		cm->cmsg_level = SOL_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(gso));
+		memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+		n = sendmsg(u->fd, &mh, MSG_DONTWAIT);
+		if (n < 0 && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT))
+			atomic_store(&u->gso, 0); /* refused, not failed: sendmmsg from now on */
+	}
+	if (nseg > 1 && !atomic_load_explicit(&u->gso, memory_order_relaxed)) {
+		struct mmsghdr mm[SCTPT_TX_SEGS];
+		struct iovec iov[SCTPT_TX_SEGS];
+		for (int i = 0; i < nseg; i++) {
+			size_t off = (size_t)i * seg;
+			iov[i] = (struct iovec){(void *)(buf + off), len - off < seg ? len - off : seg};
+			mm[i].msg_hdr = (struct msghdr){.msg_name = (void *)to,
+							.msg_namelen = sizeof(path->remote),
+							.msg_iov = &iov[i], .msg_iovlen = 1};
+		}
+		int k = sendmmsg(u->fd, mm, (unsigned)nseg, MSG_DONTWAIT);
+		n = k;
+		sent = k > 0 ? k : 0;
+	}
 	if (n < 0) {
 		atomic_store(&path->send_errno, errno);
 		return -errno;
 	}
-	atomic_fetch_add_explicit(&path->pkts_out, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&path->pkts_out, (uint64_t)sent, memory_order_relaxed);
 	atomic_fetch_add_explicit(&path->bytes_out, len, memory_order_relaxed);
 	return 0;
 }
@@ -76,8 +119,134 @@ static int next_path(struct sctpt_peer *p, int from)
 	return (from + 1) % p->npaths;
 }
 
+/* Packets of selector sel on its path i. A rail keeps to its own path (SCTP retransmits what
+ * is lost); other selectors move to the next path when a NIC cannot send there. */
+static void sel_send(struct sctpt_sel *sel, int i, const uint8_t *buf, size_t len, size_t seg,
+		     int nseg)
+{
+	struct sctpt_peer *p = sel->peer;
+	if (sel->rail >= 0) {
+		path_send(p->paths[i], buf, len, seg, nseg);
+		return;
+	}
+	for (int k = 0; k < p->npaths; k++) {
+		int rc = path_send(p->paths[i], buf, len, seg, nseg);
+		if (rc == 0 || rc == -EAGAIN || rc == -ENOBUFS)
+			return; /* a dropped datagram is SCTP's to retransmit */
+		atomic_store(&p->paths[i]->up, 0); /* this NIC cannot send there: fail over */
+		i = next_path(p, i);
+		atomic_store(&sel->cur, i);
+	}
+}
+
 /*
- * usrsctp's output hook: addr is a peer's selector. Only sendto happens here; path state
+ * Transmit batching. usrsctp hands conn_output one packet at a time, and at Ethernet MTUs the
+ * kernel's cost per datagram (route, qdisc, device, softirq) is most of a transfer's CPU.
+ * Between sctpt_sock_tx_begin and _end (around the progress engine's calls into usrsctp)
+ * packets are copied into per-thread slots, one per (selector, path), and each slot goes out
+ * in one path_send when it is full, when a packet does not fit its segment size, or at the
+ * outermost _end. Packets of one selector and path keep their order; across slots there is
+ * no order to keep (other associations or other paths). Outside a bracket (usrsctp's own
+ * thread, close) packets go out at once.
+ */
+#define TX_BYTES 65000 /* UDP payload of one GSO send (the IPv4 length field's limit) */
+#define TX_SLOTS 8     /* data and SACKs on four rails or to four peers at a time */
+
+struct txslot {
+	struct sctpt_sel *sel; /* NULL: empty */
+	int path, nseg;
+	size_t seg, len;
+	uint8_t buf[TX_BYTES];
+};
+
+struct txbatch {
+	int depth;
+	unsigned victim; /* the slot to flush when all are taken */
+	struct txslot slot[TX_SLOTS];
+};
+
+static pthread_key_t g_tx_key;
+static pthread_once_t g_tx_once = PTHREAD_ONCE_INIT;
+static __thread struct txbatch *t_tx;
+
+static void tx_key_make(void)
+{
+	pthread_key_create(&g_tx_key, free);
+}
+
+static void slot_flush(struct txslot *s)
+{
+	if (!s->sel)
+		return;
+	sel_send(s->sel, s->path, s->buf, s->len, s->seg, s->nseg);
+	s->sel = NULL;
+	s->len = 0;
+	s->nseg = 0;
+}
+
+void sctpt_sock_tx_begin(void)
+{
+	if (!t_tx) {
+		pthread_once(&g_tx_once, tx_key_make);
+		t_tx = calloc(1, sizeof(*t_tx));
+		if (!t_tx)
+			return; /* packets go out one by one */
+		pthread_setspecific(g_tx_key, t_tx); /* freed when the thread exits */
+	}
+	t_tx->depth++;
+}
+
+static void tx_flush_all(void)
+{
+	for (int k = 0; t_tx && k < TX_SLOTS; k++)
+		slot_flush(&t_tx->slot[k]);
+}
+
+void sctpt_sock_tx_end(void)
+{
+	if (t_tx && --t_tx->depth == 0)
+		tx_flush_all();
+}
+
+/* Queues a packet of sel on path i behind those already batched for them. A packet larger
+ * than the NIC's datagram (usrsctp sends a few of 1476 bytes at a 1472-byte path MTU: chunks
+ * it sized before the MTU was set) goes alone, for IP to fragment: UDP GSO would refuse the
+ * whole batch (EMSGSIZE), and SCTP would resend it that way until it gave up. */
+static void tx_add(struct txbatch *b, struct sctpt_sel *sel, int i, const void *buf, size_t len,
+		   int alone)
+{
+	struct txslot *s = NULL, *empty = NULL;
+	for (int k = 0; k < TX_SLOTS && !s; k++) {
+		struct txslot *t = &b->slot[k];
+		if (t->sel == sel && t->path == i)
+			s = t;
+		else if (!t->sel && !empty)
+			empty = t;
+	}
+	/* appendable: every segment so far full-sized, this one no larger, room left */
+	if (s && (alone || !(s->len == s->seg * (size_t)s->nseg && len <= s->seg &&
+			     s->len + len <= TX_BYTES && s->nseg < SCTPT_TX_SEGS)))
+		slot_flush(s);
+	if (alone) {
+		sel_send(sel, i, buf, len, len, 1);
+		return;
+	}
+	if (!s && !(s = empty)) {
+		s = &b->slot[b->victim++ % TX_SLOTS];
+		slot_flush(s);
+	}
+	if (!s->sel) {
+		s->sel = sel;
+		s->path = i;
+		s->seg = len;
+	}
+	memcpy(s->buf + s->len, buf, len);
+	s->len += len;
+	s->nseg++;
+}
+
+/*
+ * usrsctp's output hook: addr is a peer's selector. Only sending happens here; path state
  * changes are picked up and reported by the progress loop, never from inside usrsctp.
  */
 static int conn_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t set_df)
@@ -90,20 +259,13 @@ static int conn_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t s
 	if (n == 0)
 		return 0;
 	int i = atomic_load_explicit(&sel->cur, memory_order_relaxed);
-	if (sel->rail >= 0) { /* a rail: its own path only; SCTP retransmits what is lost */
-		path_send(p->paths[i], buf, len);
-		return 0;
-	}
-	if (sel->kind == SCTPT_SEL_OUT && p->ep->cfg.cmt) /* spray over the paths that are up */
+	if (sel->rail < 0 && sel->kind == SCTPT_SEL_OUT && p->ep->cfg.cmt) /* spray over live paths */
 		i = next_path(p, (int)(atomic_fetch_add(&sel->rr, 1) % (unsigned)n));
-	for (int k = 0; k < n; k++) {
-		int rc = path_send(p->paths[i], buf, len);
-		if (rc == 0 || rc == -EAGAIN || rc == -ENOBUFS)
-			return 0; /* a dropped datagram is SCTP's to retransmit */
-		atomic_store(&p->paths[i]->up, 0); /* this NIC cannot send there: fail over */
-		i = next_path(p, i);
-		atomic_store(&sel->cur, i);
-	}
+	if (t_tx && t_tx->depth > 0)
+		tx_add(t_tx, sel, i, buf, len,
+		       len > TX_BYTES || len + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu);
+	else
+		sel_send(sel, i, buf, len, len, 1);
 	return 0;
 }
 
@@ -146,6 +308,8 @@ static void run_timers(void)
 		uint32_t dt = (uint32_t)(t - g_last_tick_ms);
 		g_last_tick_ms = t;
 		usrsctp_handle_timers(dt);
+		/* timers send for every endpoint: out before another thread may close one */
+		tx_flush_all();
 	}
 	pthread_mutex_unlock(&g_lock);
 }
@@ -286,7 +450,11 @@ static int udp_open(struct sctpt_ep *ep)
 			ep->udp[i].fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 			if (ep->udp[i].fd < 0)
 				return sctpt_err(-errno, "UDP socket: %s", strerror(errno));
-			int buf = 8 << 20;
+			int buf = 8 << 20, one = 1;
+			/* coalesced datagrams (a GSO send that crossed veths and bridges whole, or
+			 * NIC GRO) come up in one read; sctpt_sock_input splits them */
+			setsockopt(ep->udp[i].fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+			atomic_store(&ep->udp[i].gso, 1);
 			if (setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) != 0)
 				setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 			if (setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) != 0)
@@ -838,17 +1006,35 @@ static void probe_paths(struct sctpt_ep *ep, uint64_t now)
 	}
 }
 
+/* The segment size of a coalesced datagram (UDP_GRO), or 0. */
+static size_t gro_size(struct msghdr *mh)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			return v > 0 ? (size_t)v : 0;
+		}
+	}
+	return 0;
+}
+
 int sctpt_sock_input(struct sctpt_ep *ep)
 {
 	static __thread uint8_t *bufs;
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_in from[RX_BATCH];
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl[RX_BATCH];
 	int count = 0;
 	if (!bufs && !(bufs = malloc((size_t)RX_BATCH * RX_DGRAM)))
 		return -ENOMEM;
 	uint64_t now = now_ms();
-	run_timers();
+	sctpt_sock_tx_begin(); /* SACKs and the data they clock out leave in batches */
 	probe_paths(ep, now);
 	for (int s = 0; s < ep->nudp; s++) {
 		for (int round = 0; round < 8; round++) {
@@ -860,17 +1046,30 @@ int sctpt_sock_input(struct sctpt_ep *ep)
 				msgs[i].msg_hdr.msg_iovlen = 1;
 				msgs[i].msg_hdr.msg_name = &from[i];
 				msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+				msgs[i].msg_hdr.msg_control = ctl[i].buf;
+				msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
 			}
 			int n = recvmmsg(ep->udp[s].fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 			if (n <= 0)
 				break;
-			for (int i = 0; i < n; i++)
-				feed(ep, s, iov[i].iov_base, msgs[i].msg_len, &from[i], now);
-			count += n;
+			for (int i = 0; i < n; i++) {
+				const uint8_t *d = iov[i].iov_base;
+				size_t len = msgs[i].msg_len, seg = gro_size(&msgs[i].msg_hdr);
+				if (!seg || seg > len)
+					seg = len;
+				for (size_t off = 0; off < len; off += seg) {
+					feed(ep, s, d + off, len - off < seg ? len - off : seg, &from[i], now);
+					count++;
+				}
+			}
 			if (n < RX_BATCH)
 				break;
 		}
 	}
+	/* timers after the input: a retransmission timer must not fire for data whose SACK
+	 * is waiting in the socket while the caller was busy elsewhere */
+	run_timers();
+	sctpt_sock_tx_end();
 	return count;
 }
 
@@ -903,8 +1102,10 @@ int sctpt_sock_unacked(struct sctpt_ep *ep)
 		struct sctpt_peer *p = ep->peers[i];
 		if (p->state != SCTPT_PEER_FAILED && assoc_status(ep->s_send, p->assoc_out, &ss) == 0)
 			n += ss.sstat_unackdata + ss.sstat_penddata;
+		/* a striped peer's data is delivered once no rail keeps a copy: SCTP may still
+		 * hold duplicates on a stalled rail, which need not arrive */
 		for (int k = 0; k < p->nrails && p->state != SCTPT_PEER_FAILED; k++)
-			if (p->rails[k].live && sctpt_sock_rail_held(ep, &p->rails[k]) > 0)
+			if (p->rails[k].live && p->rails[k].head)
 				n++;
 	}
 	return n;

@@ -18,7 +18,9 @@
  * With --oneway a PC sends only to higher-numbered PCs (one direction per pair).
  * Prints per peer
  *   RAILS pc A peer B rails K shared S bytes b0,b1,.. up u0,u1,.. failures F resent R dups D
- *         reconnects C
+ *         reconnects C held h0,h1,.. rtt_ms t0,t1,.. stalls T
+ * (held: bytes each rail still holds unacknowledged; rtt_ms: SCTP's smoothed RTT; stalls:
+ * times a rail stopped moving data and its fragments went to the others)
  * and
  *   CHECK core-stripe pc A peers P messages M bytes B errors E
  * An error is: a bad or missing message, a send failure, rails != shared switches, and with
@@ -378,13 +380,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < g.npeers; i++) {
 		struct peer *p = &g.peers[i];
 		int shared = fnn_design_shared(&g.d, g.me, p->pc);
-		char b[256] = "", u[64] = "";
+		char b[256] = "", u[64] = "", h[256] = "", t[128] = "";
 		sctpt_peer_stats(ep, p->id, &st);
 		for (int k = 0; k < st.npaths; k++) {
 			snprintf(b + strlen(b), sizeof(b) - strlen(b), "%s%llu", k ? "," : "",
 				 (unsigned long long)st.paths[k].frag_bytes_out);
 			snprintf(u + strlen(u), sizeof(u) - strlen(u), "%s%d", k ? "," : "",
 				 st.paths[k].up);
+			snprintf(h + strlen(h), sizeof(h) - strlen(h), "%s%llu", k ? "," : "",
+				 (unsigned long long)st.paths[k].unacked_bytes);
+			snprintf(t + strlen(t), sizeof(t) - strlen(t), "%s%u", k ? "," : "",
+				 st.paths[k].rtt_us / 1000);
 			if (all_rails && st.paths[k].frags_out == 0) {
 				fprintf(stderr, "pc %d: rail %d to pc %d (%s -> %s) carried nothing\n",
 					g.me, k, p->pc, st.paths[k].local, st.paths[k].remote);
@@ -392,10 +398,11 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("RAILS pc %d peer %d rails %d shared %d bytes %s up %s failures %llu resent "
-		       "%llu dups %llu reconnects %llu\n", g.me, p->pc, st.nrails, shared, b, u,
-		       (unsigned long long)st.rail_failures, (unsigned long long)st.frags_resent,
-		       (unsigned long long)st.dup_frags_dropped,
-		       (unsigned long long)st.rail_reconnects);
+		       "%llu dups %llu reconnects %llu held %s rtt_ms %s stalls %llu\n", g.me, p->pc,
+		       st.nrails, shared, b, u, (unsigned long long)st.rail_failures,
+		       (unsigned long long)st.frags_resent, (unsigned long long)st.dup_frags_dropped,
+		       (unsigned long long)st.rail_reconnects, h, t,
+		       (unsigned long long)st.rail_stalls);
 		if (st.nrails != shared || st.npaths != shared) {
 			fprintf(stderr, "pc %d: %d rails to pc %d, which shares %d switches\n", g.me,
 				st.nrails, p->pc, shared);
