@@ -208,10 +208,12 @@ void sctpt_sock_tx_end(void)
 		tx_flush_all();
 }
 
-/* Queues a packet of sel on path i behind those already batched for them. A packet larger
- * than the NIC's datagram (usrsctp sends a few of 1476 bytes at a 1472-byte path MTU: chunks
- * it sized before the MTU was set) goes alone, for IP to fragment: UDP GSO would refuse the
- * whole batch (EMSGSIZE), and SCTP would resend it that way until it gave up. */
+/* Queues a packet of sel on path i behind those already batched for them, or with alone,
+ * sends it by itself after them: packets too big to batch with another (loopback's 64000
+ * bytes: no copy), and packets larger than the NIC's datagram (usrsctp sends a few of 1476
+ * bytes at a 1472-byte path MTU: chunks it sized before the MTU was set), for IP to
+ * fragment: UDP GSO would refuse the whole batch (EMSGSIZE), and SCTP would resend it that
+ * way until it gave up. */
 static void tx_add(struct txbatch *b, struct sctpt_sel *sel, int i, const void *buf, size_t len,
 		   int alone)
 {
@@ -263,7 +265,7 @@ static int conn_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t s
 		i = next_path(p, (int)(atomic_fetch_add(&sel->rr, 1) % (unsigned)n));
 	if (t_tx && t_tx->depth > 0)
 		tx_add(t_tx, sel, i, buf, len,
-		       len > TX_BYTES || len + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu);
+		       2 * len > TX_BYTES || len + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu);
 	else
 		sel_send(sel, i, buf, len, len, 1);
 	return 0;

@@ -119,6 +119,7 @@ struct iw_rnic {
 	struct iw_rnic_stats st;
 	struct iw_mr mr[IW_MAX_MR];
 	struct iw_qp *qp[IW_MAX_QP];
+	uint32_t qp_end;      /* above every QP number handed out: iw_engine's scan stops there */
 	uint32_t next_qpn;
 	struct iw_pd *pds;
 	struct iw_cq *cqs;

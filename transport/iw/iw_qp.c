@@ -44,6 +44,8 @@ int iw_qp_create(struct iw_pd *pd, const struct iw_qp_attr *attr, struct iw_qp *
 			r->next_qpn = n;
 		qp->qpn = n;
 		r->qp[n] = qp;
+		if (n >= r->qp_end)
+			r->qp_end = n + 1;
 		pd->users++;
 		qp->scq->users++;
 		qp->rcq->users++;
@@ -575,7 +577,7 @@ static int qp_engine(struct iw_qp *qp)
 
 void iw_engine(struct iw_rnic *r)
 {
-	for (unsigned i = 1; i < IW_MAX_QP; i++)
+	for (unsigned i = 1; i < r->qp_end; i++) /* runs on every progress call */
 		if (r->qp[i] && r->qp[i]->state != IW_QPS_IDLE && !qp_engine(r->qp[i]))
 			return;
 }
