@@ -750,6 +750,10 @@ void sctpt_on_rail(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_
 	}
 	if (t == SCTPT_EV_ASSOC_DOWN) {
 		r->assoc_out = 0; /* gone already: nothing to abort */
+		/* after our CLOSE, a peer that closed first aborts its rails: that is the end,
+		 * not a failure to re-send on other rails */
+		if (p->close_sent && p->state != SCTPT_PEER_FAILED)
+			p->state = SCTPT_PEER_CLOSED;
 		rail_fail(p, r);
 		return;
 	}
@@ -1585,6 +1589,7 @@ static void send_close(struct sctpt_ep *ep)
 		    !(m = calloc(1, sizeof(*m))))
 			continue;
 		m->internal = 1;
+		p->close_sent = 1;
 		m->iov = m->iov_inline;
 		m->hdr.version = SCTPT_PROTO_VERSION;
 		m->hdr.op = SCTPT_OP_CLOSE;
@@ -1603,12 +1608,26 @@ static void send_close(struct sctpt_ep *ep)
 	UNLOCK(ep);
 }
 
+/* Something is queued for a peer that may still take it (not one that closed or failed). */
+static int drain_pending(struct sctpt_ep *ep)
+{
+	int n = 0;
+	LOCK(ep);
+	for (int i = 0; i < ep->npeers && !n; i++) {
+		struct sctpt_peer *p = ep->peers[i];
+		n = (p->tx_queued || p->resend_head) && p->state != SCTPT_PEER_CLOSED &&
+		    p->state != SCTPT_PEER_FAILED;
+	}
+	UNLOCK(ep);
+	return n;
+}
+
 /* Progresses until nothing is queued (and, with acked, SCTP holds nothing unacknowledged),
  * or until the deadline. */
 static void drain_until(struct sctpt_ep *ep, const struct timespec *deadline, int acked)
 {
 	struct timespec t;
-	while (sctpt_pending(ep, -1) || (acked && sctpt_unacked(ep))) {
+	while (drain_pending(ep) || (acked && sctpt_unacked(ep))) {
 		sctpt_wait(ep, 10);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if (t.tv_sec > deadline->tv_sec ||

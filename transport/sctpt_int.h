@@ -156,6 +156,7 @@ struct sctpt_peer {
 	struct sctpt_rxmsg *rxlist;
 	struct sctpt_seen seen;
 	uint64_t all_down_ms;       /* since when no rail has been live (0: one is) */
+	int close_sent;             /* our CLOSE is queued: the peer's ABORT ends it */
 	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags, rail_stalls;
 };
 

@@ -1102,11 +1102,13 @@ int sctpt_sock_unacked(struct sctpt_ep *ep)
 	int n = 0;
 	for (int i = 0; i < ep->npeers; i++) {
 		struct sctpt_peer *p = ep->peers[i];
-		if (p->state != SCTPT_PEER_FAILED && assoc_status(ep->s_send, p->assoc_out, &ss) == 0)
+		if (p->state == SCTPT_PEER_FAILED || p->state == SCTPT_PEER_CLOSED)
+			continue; /* nothing more will be acknowledged */
+		if (assoc_status(ep->s_send, p->assoc_out, &ss) == 0)
 			n += ss.sstat_unackdata + ss.sstat_penddata;
 		/* a striped peer's data is delivered once no rail keeps a copy: SCTP may still
 		 * hold duplicates on a stalled rail, which need not arrive */
-		for (int k = 0; k < p->nrails && p->state != SCTPT_PEER_FAILED; k++)
+		for (int k = 0; k < p->nrails; k++)
 			if (p->rails[k].live && p->rails[k].head)
 				n++;
 	}
