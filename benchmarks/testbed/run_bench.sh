@@ -10,7 +10,9 @@
 #    its partner (all of them, then the first one), summed over the ranks.
 # With BUILDDIR/ompi-btl/.libs/mca_btl_sctp.so built, the same runs go over our btl sctp too:
 # striped by the cluster's FNN table (btl_sctp_fnn_table/_fnn_addrs: the core's striping)
-# and over nic0 alone, same cluster, right after the btl tcp runs (SCTP=no skips them).
+# and over nic0 alone, same cluster, right after the btl tcp runs (SCTP=no skips them), and
+# over one multihomed association with the core's CMT (CMT=no skips it); for the striped and
+# CMT runs, how PC 0's sent bytes split over its NICs (percent).
 # Needs root, Open MPI, and BUILDDIR with test/testbed/tb_nsrun and benchmarks/testbed/tb_bw
 # (`make` there).  Every cluster it brings up is taken down on exit.
 set -u
@@ -46,12 +48,18 @@ bw() {
 	echo "$out" | awk '/^BW / { s += $NF } END { printf "%.1f\n", s }'
 }
 
-# bw_sctp NP fnn|IFS ARGS...: the same over btl self,sctp: striped by the cluster's FNN table
-# and address map (fnn), or bound to the interfaces IFS.
+# bw_sctp NP fnn|IFS|cmt:IFS ARGS...: the same over btl self,sctp: striped by the cluster's FNN
+# table and address map (fnn), bound to the interfaces IFS, or one association multihomed
+# over IFS with the core's CMT (packets sprayed over all live paths beneath SCTP, usrsctp's
+# CMT RPv2 on: the closest this usrsctp gets to its own CMT, see README.md).
 bw_sctp() {
 	local np=$1 mode=$2 out dir=/run/fnn-testbed/$PREFIX; shift 2
 	local opt=(--mca btl_sctp_fnn_table "$dir/table" --mca btl_sctp_fnn_addrs "$dir/addrs")
-	[ "$mode" = fnn ] || opt=(--mca btl_sctp_if_include "$mode")
+	case "$mode" in
+	fnn) ;;
+	cmt:*) opt=(--mca btl_sctp_if_include "${mode#cmt:}" --mca btl_sctp_cmt 1) ;;
+	*) opt=(--mca btl_sctp_if_include "$mode") ;;
+	esac
 	out=$(FNN_TB_PREFIX=$PREFIX timeout -k 10 $((SECS * 3 + 60)) "$MPIRUN" --allow-run-as-root \
 		--oversubscribe --bind-to none -np "$np" --mca pml ob1 --mca btl self,sctp \
 		--mca mca_base_component_path "$BTL_LIBDIR:$OMPI_COMPONENTDIR" \
@@ -63,9 +71,28 @@ bw_sctp() {
 
 ratio() { awk -v m="$1" -v s="$2" 'BEGIN { if (s > 0 && m > 0) printf "%.2fx", m / s; else print "-" }'; }
 
+# tx_split K: PC 0's bytes sent on nic0..nic(K-1) since the last call, as percentages "a/b/..".
+declare -A _tx_last
+tx_split() {
+	local k=$1 i v d total=0 parts=()
+	for ((i = 0; i < k; i++)); do
+		v=$(ip -n "$PREFIX-pc0" -s -j link show "nic$i" | sed 's/.*"tx":{"bytes":\([0-9]*\).*/\1/')
+		d[$i]=$((v - ${_tx_last[$i]:-0}))
+		_tx_last[$i]=$v
+		total=$((total + d[i]))
+	done
+	for ((i = 0; i < k; i++)); do
+		parts+=("$(awk -v a="${d[$i]}" -v t="$total" 'BEGIN { printf "%.0f", t ? 100 * a / t : 0 }')")
+	done
+	(IFS=/; echo "${parts[*]}")
+}
+
+CMT=${CMT:-yes}
+[ "$SCTP" != no ] || CMT=no
 echo "# btl tcp, 2 PCs, $RATE per NIC, ${SECS} s, one direction, 8 x 1 MiB in flight"
 printf '%-13s %-16s %-16s %-8s' "shared rails" "btl tcp MB/s" "one rail MB/s" "ratio"
-[ "$SCTP" = no ] || printf '%-18s %-18s %s' "sctp striped MB/s" "sctp one rail MB/s" "ratio"
+[ "$SCTP" = no ] || printf '%-18s %-18s %-7s %-15s' "sctp striped MB/s" "sctp one rail MB/s" "ratio" "striped split% "
+[ "$CMT" = no ] || printf '%-14s %-7s %s' "sctp CMT MB/s" "ratio" "CMT split%"
 echo
 for k in ${RAILS:-1 2 3 4}; do
 	: >"$TMP/pair$k.table"
@@ -78,8 +105,16 @@ for k in ${RAILS:-1 2 3 4}; do
 	multi=$(bw 2 "$ifs") single=$(bw 2 nic0)
 	printf '%-13s %-16s %-16s %-8s' "$k" "$multi" "$single" "$(ratio "$multi" "$single")"
 	if [ "$SCTP" != no ]; then
-		smulti=$(bw_sctp 2 fnn) ssingle=$(bw_sctp 2 nic0)
-		printf '%-18s %-18s %s' "$smulti" "$ssingle" "$(ratio "$smulti" "$ssingle")"
+		tx_split "$k" >/dev/null
+		smulti=$(bw_sctp 2 fnn)
+		ssplit=$(tx_split "$k")
+		ssingle=$(bw_sctp 2 nic0)
+		printf '%-18s %-18s %-7s %-15s' "$smulti" "$ssingle" "$(ratio "$smulti" "$ssingle")" "$ssplit"
+	fi
+	if [ "$CMT" != no ]; then
+		tx_split "$k" >/dev/null
+		scmt=$(bw_sctp 2 "cmt:$ifs")
+		printf '%-14s %-7s %s' "$scmt" "$(ratio "$scmt" "$ssingle")" "$(tx_split "$k")"
 	fi
 	echo
 	timeout 60 "$CLUSTER" down --prefix "$PREFIX" || exit 1
