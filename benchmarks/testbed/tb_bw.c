@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <time.h>
 
 static struct {
 	double t0, ms;     /* start, interval length (ms; 0: no trace) */
@@ -83,12 +82,6 @@ int main(int argc, char **argv)
 	tr.t0 = t0;
 	tr.ms = interval;
 	tr.rank = rank;
-	if (interval > 0 && recvs) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		printf("TRACE0 rank %d epoch_s %lld.%06ld\n", rank, (long long)ts.tv_sec, ts.tv_nsec / 1000);
-		fflush(stdout);
-	}
 	if (interval > 0 && recvs) {
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
