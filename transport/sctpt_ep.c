@@ -546,7 +546,7 @@ static int rail_usable(struct sctpt_peer *p, const struct sctpt_rail_st *r)
 /* Expected time (us) until a fragment of len bytes given to rail r now has arrived: its RTT
  * plus what it holds ahead of it at its rate (rails of unknown rate count as the mean of
  * the known ones, or all alike). */
-static uint64_t rail_cost(const struct sctpt_peer *p, const struct sctpt_rail_st *r, size_t len)
+static uint64_t rail_rate(const struct sctpt_peer *p, const struct sctpt_rail_st *r)
 {
 	uint64_t known = 0, sum = 0;
 	for (int i = 0; i < p->nrails; i++)
@@ -555,7 +555,12 @@ static uint64_t rail_cost(const struct sctpt_peer *p, const struct sctpt_rail_st
 			sum += p->rails[i].rate;
 		}
 	uint64_t rate = r->rate ? r->rate : known ? sum / known : 1000000;
-	return r->srtt_us + (r->held + len) * 1000000u / (rate ? rate : 1);
+	return rate ? rate : 1;
+}
+
+static uint64_t rail_cost(const struct sctpt_peer *p, const struct sctpt_rail_st *r, size_t len)
+{
+	return r->srtt_us + (r->held + len) * 1000000u / rail_rate(p, r);
 }
 
 /* Queues the copies rail r holds to be re-sent on the other rails, oldest first. */
@@ -625,6 +630,7 @@ static void rail_check_stall(struct sctpt_peer *p, struct sctpt_rail_st *r, uint
 static int rail_place(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rfrag *f)
 {
 	int tried[SCTPT_MAX_RAILS] = {0};
+	uint64_t limit = UINT64_MAX; /* latest acceptable delivery, once the best rail is full */
 	for (;;) {
 		int best = -1;
 		uint64_t bc = 0;
@@ -638,13 +644,20 @@ static int rail_place(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rf
 				bc = c;
 			}
 		}
-		if (best < 0)
+		if (best < 0 || bc > limit)
 			return 0;
 		struct sctpt_rail_st *r = &p->rails[best];
 		tried[best] = 1;
 		int rc = sctpt_sock_rail_send(ep, p, r, f->stream, f->data, f->len);
-		if (rc == -EAGAIN)
+		if (rc == -EAGAIN) {
+			/* SCTP's buffer for the best rail is full: another rail only if it delivers
+			 * no later than the best would once it has room for one more fragment. A
+			 * slow rail given what a fast one cannot take yet delivers it later (it
+			 * holds megabytes at a fraction of the rate) and holds up the messages. */
+			if (limit == UINT64_MAX)
+				limit = bc + f->len * 1000000u / rail_rate(p, r);
 			continue;
+		}
 		if (rc < 0) {
 			rail_fail(p, r);
 			continue;
