@@ -6,6 +6,7 @@
 #   fnn-cluster.sh status [--prefix P | --dir D]
 #   fnn-cluster.sh link PC NIC up|down  [--prefix P | --dir D]
 #   fnn-cluster.sh loss PC NIC PCT      [--prefix P | --dir D]    (PCT 0: no loss)
+#   fnn-cluster.sh shape PC NIC RATE    [--prefix P | --dir D]    (one NIC at another rate)
 #   fnn-cluster.sh ns PC                [--prefix P | --dir D]    (prints the namespace)
 #
 # From an FNN design table (`switch: pc pc ...`, as routing/fnn writes it): one network
@@ -25,7 +26,7 @@
 set -u
 
 die() { echo "fnn-cluster: $*" >&2; exit 1; }
-usage() { sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 PREFIX="" DIR="" RATE="200mbit" LOSS=""
 ARGS=()
@@ -219,8 +220,20 @@ cmd_link() {
 	ip -n "$(pcns "$pc")" link set "nic$k" "$st" || die "link set nic$k $st"
 }
 
+# cmd_shape: NIC K of PC N shaped at another RATE, both directions (both veth ends).
+cmd_shape() {
+	local pc=${ARGS[1]:-} k=${ARGS[2]:-}
+	[ -n "${ARGS[3]:-}" ] || usage
+	RATE=${ARGS[3]}
+	resolve_dir
+	[ -n "$(nic_switch "$pc" "$k")" ] || die "shape: PC $pc has no NIC $k"
+	shape "$(pcns "$pc")" "nic$k"
+	shape "$(fabns)" "p${pc}n$k"
+}
+
 case "$CMD" in
 up) cmd_up ;;
+shape) cmd_shape ;;
 down) cmd_down ;;
 status) cmd_status ;;
 link) cmd_link ;;

@@ -10,8 +10,9 @@
  * fnn_stripe_pairs gives the two PCs (ops.rails; the peer's PC is found from its card's
  * addresses in the map).  Business cards go through files D/card.<pc>.  Every PC that
  * shares a switch with this one is a peer; to each it sends messages of 1 B, 1 KiB, 64 KiB,
- * 300000 B and --max (default 1 MiB) in turn, two in three ordered (context 1, checked to
- * arrive in order) and one in three unordered (context 2), each a header {src, dst, round,
+ * 300000 B and --max (default 1 MiB) in turn (or the --sizes given, each at most --max),
+ * two in three ordered (context 1, checked to arrive in order) and one in three unordered
+ * (context 2), each a header {src, dst, round,
  * len, FNV-1a 64} and a payload generated from (src, dst, round) that the receiver
  * regenerates and compares byte for byte; then an END message with the count.  Sends for
  * --seconds (default 5) or --rounds rounds, then waits (bounded) for every peer's messages.
@@ -66,14 +67,30 @@ static struct {
 	struct fnn_addrmap map;
 	unsigned char *scratch;
 	size_t max;
+	size_t sizes[16];        /* --sizes: message sizes in turn (0: none given) */
+	int nsizes;
 	uint64_t errors, msgs, bytes;
 } g;
 
 static size_t round_size(uint32_t round)
 {
 	static const size_t sizes[] = {1, 1024, 65536, 300000, 0};
-	size_t s = sizes[round % 5];
+	size_t s = g.nsizes ? g.sizes[round % (uint32_t)g.nsizes] : sizes[round % 5];
 	return s == 0 || s > g.max ? g.max : s;
+}
+
+/* --sizes LIST: comma-separated sizes, 1..max each; 0 on a bad list. */
+static int parse_sizes(const char *list)
+{
+	for (const char *p = list; *p && g.nsizes < 16;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 1 || (*end && *end != ','))
+			return 0;
+		g.sizes[g.nsizes++] = (size_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return g.nsizes > 0;
 }
 
 static double now_s(void)
@@ -239,7 +256,7 @@ static int write_card(const char *dir, int pc, const char *card)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tb_core_stripe --table T --addrs A --pc N --dir D [--seconds S] "
-			"[--rounds R] [--max BYTES] [--all-rails] [--oneway]\n");
+			"[--rounds R] [--max BYTES] [--sizes B,B,..] [--all-rails] [--oneway]\n");
 	exit(2);
 }
 
@@ -253,7 +270,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"table", 1, 0, 't'}, {"addrs", 1, 0, 'a'}, {"pc", 1, 0, 'p'}, {"dir", 1, 0, 'd'},
 		{"seconds", 1, 0, 's'}, {"rounds", 1, 0, 'r'}, {"max", 1, 0, 'm'},
-		{"all-rails", 0, 0, 'A'}, {"oneway", 0, 0, 'o'}, {0, 0, 0, 0}};
+		{"sizes", 1, 0, 'S'}, {"all-rails", 0, 0, 'A'}, {"oneway", 0, 0, 'o'}, {0, 0, 0, 0}};
 	g.me = -1;
 	g.max = 1 << 20;
 	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
@@ -265,6 +282,7 @@ int main(int argc, char **argv)
 		case 's': seconds = atof(optarg); break;
 		case 'r': rounds = atol(optarg); break;
 		case 'm': g.max = (size_t)atol(optarg); break;
+		case 'S': if (!parse_sizes(optarg)) usage(); break;
 		case 'A': all_rails = 1; break;
 		case 'o': oneway = 1; break;
 		default: usage();
