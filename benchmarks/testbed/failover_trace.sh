@@ -122,7 +122,9 @@ cat "$OUT/failover_trace.txt"
 	awk '$1 == "sctp" { printf "set arrow from %s, graph 0 to %s, graph 1 nohead dt 2 lc rgb \"gray40\"\n", $2, $2
 		printf "set label \"%s %s\" at %s, graph 0.97 offset 0.3,0 font \",9\" noenhanced\n", $3, $4, $2 }' \
 		"$TMP/events"
-	echo "plot '$OUT/failover_trace.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.5 title 'btl sctp, FNN striped', \\"
-	echo "     '' using 1:3 with linespoints lw 2 pt 5 ps 0.5 title 'btl tcp, 3 NICs'"
+	# each point at the middle of its interval
+	echo "mid = $INTERVAL / 2000.0"
+	echo "plot '$OUT/failover_trace.dat' using (\$1 + mid):2 with linespoints lw 2 pt 7 ps 0.5 title 'btl sctp, FNN striped', \\"
+	echo "     '' using (\$1 + mid):3 with linespoints lw 2 pt 5 ps 0.5 title 'btl tcp, 3 NICs'"
 } >"$TMP/plot.gp"
 gnuplot "$TMP/plot.gp" && echo "wrote $OUT/failover_trace.png"
