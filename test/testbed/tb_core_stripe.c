@@ -16,7 +16,9 @@
  * len, FNV-1a 64} and a payload generated from (src, dst, round) that the receiver
  * regenerates and compares byte for byte; then an END message with the count.  Sends for
  * --seconds (default 5) or --rounds rounds, then waits (bounded) for every peer's messages.
- * With --oneway a PC sends only to higher-numbered PCs (one direction per pair).
+ * With --oneway a PC sends only to higher-numbered PCs (one direction per pair).  With
+ * --expect-dead N, PC N is going to be killed: its messages are not counted, but the core
+ * must report it lost (printed as "DEAD pc A peer N lost at T s", T since start).
  * Prints per peer
  *   RAILS pc A peer B rails K shared S bytes b0,b1,.. up u0,u1,.. failures F resent R dups D
  *         reconnects C held h0,h1,.. rtt_ms t0,t1,.. stalls T
@@ -57,6 +59,7 @@ struct peer {
 	uint32_t last_ordered;   /* last ordered round received (+1), for the order check */
 	uint64_t got, want;      /* messages received; count announced by END (0: none yet) */
 	int end_seen;
+	double lost_s;           /* when the core reported it lost (0: not) */
 };
 
 static struct {
@@ -69,6 +72,7 @@ static struct {
 	size_t max;
 	size_t sizes[16];        /* --sizes: message sizes in turn (0: none given) */
 	int nsizes;
+	int dead;                /* --expect-dead: the PC that will be killed (-1: none) */
 	uint64_t errors, msgs, bytes;
 } g;
 
@@ -169,9 +173,13 @@ static void on_recv(void *arg, const struct sctpt_msg *m)
 /* Events go to stderr with the time since start: they tell how a rail failure went. */
 static double g_t0;
 static double now_s(void);
+static struct peer *peer_by_id(sctpt_peer_t id);
 static void on_event(void *arg, const struct sctpt_event *ev)
 {
 	(void)arg;
+	struct peer *p = peer_by_id(ev->peer);
+	if (ev->type == SCTPT_EV_ASSOC_DOWN && p && !p->lost_s)
+		p->lost_s = now_s() - g_t0;
 	if (ev->type != SCTPT_EV_ASSOC_UP)
 		fprintf(stderr, "pc %d: %.3f s: %s%s%s\n", g.me, now_s() - g_t0, ev->what,
 			ev->type == SCTPT_EV_ASSOC_DOWN ? ": " : "",
@@ -184,7 +192,7 @@ static void on_send_done(void *arg, void *cookie, int status)
 	uint32_t *b = cookie;
 	struct peer *p = &g.peers[b[0]];
 	p->inflight--;
-	if (status) {
+	if (status && p->pc != g.dead) {
 		fprintf(stderr, "pc %d: send to pc %d failed: %s\n", g.me, p->pc, strerror(-status));
 		g.errors++;
 	}
@@ -218,7 +226,7 @@ static int send_one(struct sctpt_ep *ep, int i, uint32_t r, int end, uint64_t co
 	free(b);
 	if (rc < 0) {
 		fprintf(stderr, "pc %d: send to pc %d: %s\n", g.me, p->pc, sctpt_last_error());
-		g.errors++;
+		g.errors += p->pc != g.dead;
 		return rc;
 	}
 	return 0;
@@ -256,7 +264,8 @@ static int write_card(const char *dir, int pc, const char *card)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tb_core_stripe --table T --addrs A --pc N --dir D [--seconds S] "
-			"[--rounds R] [--max BYTES] [--sizes B,B,..] [--all-rails] [--oneway]\n");
+			"[--rounds R] [--max BYTES] [--sizes B,B,..] [--all-rails] [--oneway] "
+			"[--expect-dead PC]\n");
 	exit(2);
 }
 
@@ -270,8 +279,10 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"table", 1, 0, 't'}, {"addrs", 1, 0, 'a'}, {"pc", 1, 0, 'p'}, {"dir", 1, 0, 'd'},
 		{"seconds", 1, 0, 's'}, {"rounds", 1, 0, 'r'}, {"max", 1, 0, 'm'},
-		{"sizes", 1, 0, 'S'}, {"all-rails", 0, 0, 'A'}, {"oneway", 0, 0, 'o'}, {0, 0, 0, 0}};
+		{"sizes", 1, 0, 'S'}, {"all-rails", 0, 0, 'A'}, {"oneway", 0, 0, 'o'},
+		{"expect-dead", 1, 0, 'D'}, {0, 0, 0, 0}};
 	g.me = -1;
+	g.dead = -1;
 	g.max = 1 << 20;
 	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
 		switch (c) {
@@ -285,6 +296,7 @@ int main(int argc, char **argv)
 		case 'S': if (!parse_sizes(optarg)) usage(); break;
 		case 'A': all_rails = 1; break;
 		case 'o': oneway = 1; break;
+		case 'D': g.dead = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -360,7 +372,7 @@ int main(int argc, char **argv)
 		int timeup = rounds < 0 && now_s() - start >= seconds;
 		for (int i = 0; i < g.npeers && !timeup; i++) {
 			struct peer *p = &g.peers[i];
-			if (p->next_round >= cap || (oneway && p->pc < g.me))
+			if (p->next_round >= cap || (oneway && p->pc < g.me) || p->lost_s)
 				continue;
 			busy = 1;
 			if (p->inflight < WINDOW && send_one(ep, i, p->next_round, 0, 0) == 0)
@@ -371,14 +383,16 @@ int main(int argc, char **argv)
 		sctpt_wait(ep, 1);
 	}
 	for (int i = 0; i < g.npeers; i++)
-		send_one(ep, i, 0, 1, g.peers[i].next_round);
+		if (!g.peers[i].lost_s)
+			send_one(ep, i, 0, 1, g.peers[i].next_round);
 	double sent_s = now_s() - start;
 
 	/* wait for everything from every peer: at most 60 s more */
 	for (;;) {
 		int done = 1;
 		for (int i = 0; i < g.npeers; i++)
-			done &= g.peers[i].end_seen && g.peers[i].got == g.peers[i].want;
+			done &= (g.peers[i].end_seen && g.peers[i].got == g.peers[i].want) ||
+				(g.peers[i].lost_s && g.peers[i].pc == g.dead);
 		if (done || now_s() - start > seconds + 60)
 			break;
 		sctpt_wait(ep, 10);
@@ -386,6 +400,15 @@ int main(int argc, char **argv)
 	double total_s = now_s() - start;
 	for (int i = 0; i < g.npeers; i++) {
 		struct peer *p = &g.peers[i];
+		if (p->pc == g.dead) { /* its messages may be cut short; its loss must be told */
+			if (p->lost_s)
+				printf("DEAD pc %d peer %d lost at %.3f s\n", g.me, p->pc, p->lost_s);
+			else
+				fprintf(stderr, "pc %d: pc %d was expected to die: no loss reported\n",
+					g.me, p->pc);
+			g.errors += !p->lost_s;
+			continue;
+		}
 		if (!p->end_seen || p->got != p->want) {
 			fprintf(stderr, "pc %d: from pc %d got %llu of %llu messages%s\n", g.me, p->pc,
 				(unsigned long long)p->got, (unsigned long long)p->want,
