@@ -34,6 +34,12 @@ fi
 ns=$prefix-pc$pc
 [ -e "/run/netns/$ns" ] || die "rank $rank: namespace $ns does not exist"
 [ $# -ge 1 ] || die "usage: in-pc-ns.sh PROGRAM [ARGS...]"
+# MPICH's Hydra hands the rank its PMI connection as an inherited socket (PMI_FD), which
+# keeps working in another namespace: `ip netns exec` suffices, and it also mounts the
+# namespace's /sys (UCX, MPICH's transport on Debian, looks its devices up there).
+if [ -n "${PMI_FD:-}" ]; then
+	exec ip netns exec "$ns" "$@"
+fi
 # Open MPI 4.1 + PMIx 4: the rank reaches mpirun's PMIx server over tcp4://127.0.0.1, not a
 # unix socket, so tb_nsrun (built next to the tests) relays that port into the namespace.
 nsrun=${FNN_TB_NSRUN:-$(dirname "$0")/tb_nsrun}
