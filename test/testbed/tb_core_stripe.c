@@ -3,7 +3,8 @@
  * process per PC namespace, no MPI.
  *
  *   tb_core_stripe --table T --addrs A --pc N --dir D [--seconds S] [--rounds R]
- *                  [--max BYTES] [--all-rails] [--oneway]
+ *                  [--max BYTES] [--sizes B,B,..] [--rate-msgs N] [--all-rails] [--oneway]
+ *                  [--expect-dead PC]
  *
  * The endpoint binds the PC's NICs from the address map A (fnn-cluster.sh's `addrs`) and
  * stripes to each peer over the (local NIC, remote NIC) pairs routing/fnn's
@@ -16,14 +17,19 @@
  * len, FNV-1a 64} and a payload generated from (src, dst, round) that the receiver
  * regenerates and compares byte for byte; then an END message with the count.  Sends for
  * --seconds (default 5) or --rounds rounds, then waits (bounded) for every peer's messages.
- * With --oneway a PC sends only to higher-numbered PCs (one direction per pair).  With
+ * With --oneway a PC sends only to higher-numbered PCs (one direction per pair); with
+ * --rate-msgs N at most N messages a second to each peer (small messages that do not fill
+ * a rail).  With
  * --expect-dead N, PC N is going to be killed: its messages are not counted, but the core
  * must report it lost (printed as "DEAD pc A peer N lost at T s", T since start).
  * Prints per peer
  *   RAILS pc A peer B rails K shared S bytes b0,b1,.. up u0,u1,.. failures F resent R dups D
- *         reconnects C held h0,h1,.. rtt_ms t0,t1,.. stalls T
+ *         reconnects C held h0,h1,.. rtt_ms t0,t1,.. stalls T frags f0,f1,..
+ *         rate_kBps r0,r1,.. local a0,a1,..
  * (held: bytes each rail still holds unacknowledged; rtt_ms: SCTP's smoothed RTT; stalls:
- * times a rail stopped moving data and its fragments went to the others)
+ * times a rail stopped moving data and its fragments went to the others; frags: fragments
+ * each rail was given, re-sent ones included; rate_kBps: the core's delivery rate estimate
+ * of each rail, 0 unknown; local: each rail's local address)
  * and
  *   CHECK core-stripe pc A peers P messages M bytes B errors E
  * An error is: a bad or missing message, a send failure, rails != shared switches, and with
@@ -73,6 +79,7 @@ static struct {
 	size_t sizes[16];        /* --sizes: message sizes in turn (0: none given) */
 	int nsizes;
 	int dead;                /* --expect-dead: the PC that will be killed (-1: none) */
+	double rate_msgs;        /* --rate-msgs: messages per second to each peer (0: no cap) */
 	uint64_t errors, msgs, bytes;
 } g;
 
@@ -264,8 +271,8 @@ static int write_card(const char *dir, int pc, const char *card)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tb_core_stripe --table T --addrs A --pc N --dir D [--seconds S] "
-			"[--rounds R] [--max BYTES] [--sizes B,B,..] [--all-rails] [--oneway] "
-			"[--expect-dead PC]\n");
+			"[--rounds R] [--max BYTES] [--sizes B,B,..] [--rate-msgs N] [--all-rails] "
+			"[--oneway] [--expect-dead PC]\n");
 	exit(2);
 }
 
@@ -280,7 +287,7 @@ int main(int argc, char **argv)
 		{"table", 1, 0, 't'}, {"addrs", 1, 0, 'a'}, {"pc", 1, 0, 'p'}, {"dir", 1, 0, 'd'},
 		{"seconds", 1, 0, 's'}, {"rounds", 1, 0, 'r'}, {"max", 1, 0, 'm'},
 		{"sizes", 1, 0, 'S'}, {"all-rails", 0, 0, 'A'}, {"oneway", 0, 0, 'o'},
-		{"expect-dead", 1, 0, 'D'}, {0, 0, 0, 0}};
+		{"expect-dead", 1, 0, 'D'}, {"rate-msgs", 1, 0, 'R'}, {0, 0, 0, 0}};
 	g.me = -1;
 	g.dead = -1;
 	g.max = 1 << 20;
@@ -297,6 +304,7 @@ int main(int argc, char **argv)
 		case 'A': all_rails = 1; break;
 		case 'o': oneway = 1; break;
 		case 'D': g.dead = atoi(optarg); break;
+		case 'R': g.rate_msgs = atof(optarg); if (g.rate_msgs <= 0) usage(); break;
 		default: usage();
 		}
 	}
@@ -369,12 +377,15 @@ int main(int argc, char **argv)
 	uint32_t cap = rounds >= 0 ? (uint32_t)rounds : UINT32_MAX;
 	for (;;) {
 		int busy = 0;
-		int timeup = rounds < 0 && now_s() - start >= seconds;
+		double el = now_s() - start;
+		int timeup = rounds < 0 && el >= seconds;
 		for (int i = 0; i < g.npeers && !timeup; i++) {
 			struct peer *p = &g.peers[i];
 			if (p->next_round >= cap || (oneway && p->pc < g.me) || p->lost_s)
 				continue;
 			busy = 1;
+			if (g.rate_msgs > 0 && (double)p->next_round >= el * g.rate_msgs)
+				continue; /* ahead of --rate-msgs: wait */
 			if (p->inflight < WINDOW && send_one(ep, i, p->next_round, 0, 0) == 0)
 				p->next_round++;
 		}
@@ -390,9 +401,9 @@ int main(int argc, char **argv)
 	/* wait for everything from every peer: at most 60 s more */
 	for (;;) {
 		int done = 1;
-		for (int i = 0; i < g.npeers; i++)
+		for (int i = 0; i < g.npeers; i++) /* (a lost peer sends no more: errors below) */
 			done &= (g.peers[i].end_seen && g.peers[i].got == g.peers[i].want) ||
-				(g.peers[i].lost_s && g.peers[i].pc == g.dead);
+				g.peers[i].lost_s;
 		if (done || now_s() - start > seconds + 60)
 			break;
 		sctpt_wait(ep, 10);
@@ -421,7 +432,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < g.npeers; i++) {
 		struct peer *p = &g.peers[i];
 		int shared = fnn_design_shared(&g.d, g.me, p->pc);
-		char b[256] = "", u[64] = "", h[256] = "", t[128] = "";
+		char b[256] = "", u[64] = "", h[256] = "", t[128] = "", f[256] = "", r[256] = "",
+		     l[512] = "";
 		sctpt_peer_stats(ep, p->id, &st);
 		for (int k = 0; k < st.npaths; k++) {
 			snprintf(b + strlen(b), sizeof(b) - strlen(b), "%s%llu", k ? "," : "",
@@ -432,6 +444,12 @@ int main(int argc, char **argv)
 				 (unsigned long long)st.paths[k].unacked_bytes);
 			snprintf(t + strlen(t), sizeof(t) - strlen(t), "%s%u", k ? "," : "",
 				 st.paths[k].rtt_us / 1000);
+			snprintf(f + strlen(f), sizeof(f) - strlen(f), "%s%llu", k ? "," : "",
+				 (unsigned long long)st.paths[k].frags_out);
+			snprintf(r + strlen(r), sizeof(r) - strlen(r), "%s%llu", k ? "," : "",
+				 (unsigned long long)(st.paths[k].rate_bps / 1000));
+			snprintf(l + strlen(l), sizeof(l) - strlen(l), "%s%.*s", k ? "," : "",
+				 (int)strcspn(st.paths[k].local, ":"), st.paths[k].local);
 			if (all_rails && st.paths[k].frags_out == 0) {
 				fprintf(stderr, "pc %d: rail %d to pc %d (%s -> %s) carried nothing\n",
 					g.me, k, p->pc, st.paths[k].local, st.paths[k].remote);
@@ -439,11 +457,12 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("RAILS pc %d peer %d rails %d shared %d bytes %s up %s failures %llu resent "
-		       "%llu dups %llu reconnects %llu held %s rtt_ms %s stalls %llu\n", g.me, p->pc,
+		       "%llu dups %llu reconnects %llu held %s rtt_ms %s stalls %llu frags %s rate_kBps %s "
+		       "local %s\n", g.me, p->pc,
 		       st.nrails, shared, b, u, (unsigned long long)st.rail_failures,
 		       (unsigned long long)st.frags_resent, (unsigned long long)st.dup_frags_dropped,
 		       (unsigned long long)st.rail_reconnects, h, t,
-		       (unsigned long long)st.rail_stalls);
+		       (unsigned long long)st.rail_stalls, f, r, l);
 		if (st.nrails != shared || st.npaths != shared) {
 			fprintf(stderr, "pc %d: %d rails to pc %d, which shares %d switches\n", g.me,
 				st.nrails, p->pc, shared);
