@@ -11,8 +11,13 @@
  * namespace it was made in).  Then the child enters the namespace and execs PROGRAM; the
  * parent relays until the child ends, passes on SIGTERM/SIGINT/SIGHUP, and exits with the
  * child's status (128 + signal if killed).  The child dies with the parent (PDEATHSIG).
- * Without a tcp4 PMIx URI in the environment (MPICH, PMIx over a unix socket) it only
- * enters the namespace and execs.
+ *
+ * MPICH's Hydra started with -pmi-port gives its ranks PMI_PORT=HOST:PORT (and PMI_ID, no
+ * PMI_FD): the same relay then listens on 127.0.0.1:PORT in the namespace, the child gets
+ * PMI_PORT=127.0.0.1:PORT, and connections go on to HOST:PORT from our namespace.  By
+ * default Hydra hands each rank an already connected socket (PMI_FD) instead, which needs
+ * no relay.  Without either (PMI_FD set, PMIx over a unix socket) it only enters the
+ * namespace and execs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +32,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <unistd.h>
 
 #define MAX_PAIRS 64
@@ -38,6 +44,9 @@ static void pass_signal(int sig)
 	if (child_pid > 0)
 		kill(child_pid, sig);
 }
+
+/* Where the relay's connections go (in our namespace): the rank's PMI server. */
+static struct sockaddr_in target;
 
 /* The TCP port of the PMIx server on 127.0.0.1, from PMIX_SERVER_URI*; 0 if none. */
 static int pmix_port(void)
@@ -52,6 +61,37 @@ static int pmix_port(void)
 	return 0;
 }
 
+/* Hydra's PMI_PORT=HOST:PORT (only when there is no PMI_FD): resolves HOST into `target`
+ * (here, before leaving our namespace) and returns PORT; 0 if none, -1 if unusable. */
+static int pmi_port(void)
+{
+	const char *v = getenv("PMI_PORT"), *colon;
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
+	char host[256];
+	int port;
+
+	if (!v || getenv("PMI_FD"))
+		return 0;
+	colon = strrchr(v, ':');
+	port = colon ? atoi(colon + 1) : 0;
+	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(host) || port <= 0 || port > 65535) {
+		fprintf(stderr, "tb_nsrun: PMI_PORT=%s: not HOST:PORT\n", v);
+		return -1;
+	}
+	memcpy(host, v, (size_t)(colon - v));
+	host[colon - v] = '\0';
+	if (getaddrinfo(host, NULL, &hints, &res) || !res) {
+		fprintf(stderr, "tb_nsrun: PMI_PORT=%s: cannot resolve %s\n", v, host);
+		return -1;
+	}
+	memcpy(&target, res->ai_addr, sizeof(target));
+	freeaddrinfo(res);
+	target.sin_port = htons((uint16_t)port);
+	return port;
+}
+
+/* A socket listening on 127.0.0.1:port (in the current namespace), or one connected to
+ * `target`; -1 on error. */
 static int tcp_socket(int port, int listening)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -66,7 +106,7 @@ static int tcp_socket(int port, int listening)
 			close(fd);
 			return -1;
 		}
-	} else if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+	} else if (connect(fd, (struct sockaddr *)&target, sizeof(target))) {
 		close(fd);
 		return -1;
 	}
@@ -116,7 +156,8 @@ static int relay(int lfd, int port)
 				pairs[npairs][0] = in;
 				pairs[npairs++][1] = out;
 			} else if (in >= 0) {
-				fprintf(stderr, "tb_nsrun: relay to 127.0.0.1:%d: %s\n", port, strerror(errno));
+				fprintf(stderr, "tb_nsrun: relay to %s:%d: %s\n", inet_ntoa(target.sin_addr),
+					port, strerror(errno));
 				close(in);
 			}
 			continue; /* the pollfd array no longer matches pairs */
@@ -153,7 +194,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tb_nsrun: %s: %s\n", argv[1], strerror(errno));
 		return 127;
 	}
+	target.sin_family = AF_INET;
+	target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	port = pmix_port();
+	if (port > 0)
+		target.sin_port = htons((uint16_t)port);
+	else if ((port = pmi_port()) < 0)
+		return 127;
+	else if (port > 0) {
+		char v[32];
+		snprintf(v, sizeof(v), "127.0.0.1:%d", port);
+		setenv("PMI_PORT", v, 1); /* the rank connects to the relay in its namespace */
+	}
 	if (port > 0) {
 		if (setns(nsfd, CLONE_NEWNET)) {
 			fprintf(stderr, "tb_nsrun: setns %s: %s\n", argv[1], strerror(errno));
