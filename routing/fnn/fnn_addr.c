@@ -1,6 +1,8 @@
 /* fnn_addr.c - the host/NIC address map: "pc nic ifname ipv4 mac" per line. */
 #include "fnn.h"
 #include "fnn_util.h"
+#include "common/sm_err.h"
+#include "common/sm_file.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -90,28 +92,28 @@ static int parse_entry(struct fnn_cursor *c, int line, struct fnn_nic_addr *a, c
 	long pc, nic;
 	struct in_addr ia;
 	if (fnn_cursor_long(c, &pc) || pc < 0 || pc >= FNN_MAX_PCS)
-		return fnn_err(err, errlen, -EINVAL, "line %d: PC must be 0..%d", line,
+		return sm_err(err, errlen, -EINVAL, "line %d: PC must be 0..%d", line,
 			       FNN_MAX_PCS - 1);
 	fnn_cursor_blank(c);
 	if (fnn_cursor_long(c, &nic) || nic < 0 || nic >= FNN_MAX_NICS)
-		return fnn_err(err, errlen, -EINVAL, "line %d: PC %ld: NIC must be 0..%d", line, pc,
+		return sm_err(err, errlen, -EINVAL, "line %d: PC %ld: NIC must be 0..%d", line, pc,
 			       FNN_MAX_NICS - 1);
 	fnn_cursor_blank(c);
 	if (fnn_cursor_word(c, a->ifname, sizeof(a->ifname)))
-		return fnn_err(err, errlen, -EINVAL, "line %d: PC %ld NIC %ld: bad interface name",
+		return sm_err(err, errlen, -EINVAL, "line %d: PC %ld NIC %ld: bad interface name",
 			       line, pc, nic);
 	fnn_cursor_blank(c);
 	if (fnn_cursor_word(c, a->ip, sizeof(a->ip)) || inet_pton(AF_INET, a->ip, &ia) != 1)
-		return fnn_err(err, errlen, -EINVAL, "line %d: PC %ld NIC %ld: bad IPv4 address",
+		return sm_err(err, errlen, -EINVAL, "line %d: PC %ld NIC %ld: bad IPv4 address",
 			       line, pc, nic);
 	fnn_cursor_blank(c);
 	if (fnn_cursor_word(c, a->mac, sizeof(a->mac)) || !valid_mac(a->mac))
-		return fnn_err(err, errlen, -EINVAL, "line %d: PC %ld NIC %ld: bad MAC address",
+		return sm_err(err, errlen, -EINVAL, "line %d: PC %ld NIC %ld: bad MAC address",
 			       line, pc, nic);
 	fnn_cursor_blank(c);
 	int ch = fnn_cursor_peek(c);
 	if (ch != '\n' && ch != '#' && ch != EOF)
-		return fnn_err(err, errlen, -EINVAL, "line %d: unexpected text after the MAC", line);
+		return sm_err(err, errlen, -EINVAL, "line %d: unexpected text after the MAC", line);
 	a->pc = (int)pc;
 	a->nic = (int)nic;
 	return 0;
@@ -153,7 +155,7 @@ int fnn_addrmap_parse(struct fnn_addrmap *m, const char *text, size_t len, char 
 	for (int i = 0; i < n && !rc; i++) {
 		struct fnn_nic_addr *a = &m->nic[v[i].pc * m->maxnics + v[i].nic];
 		if (a->pc >= 0)
-			rc = fnn_err(err, errlen, -EINVAL, "PC %d NIC %d listed twice", v[i].pc,
+			rc = sm_err(err, errlen, -EINVAL, "PC %d NIC %d listed twice", v[i].pc,
 				     v[i].nic);
 		*a = v[i];
 	}
@@ -167,7 +169,7 @@ int fnn_addrmap_load(struct fnn_addrmap *m, const char *path, char *err, size_t 
 {
 	char *text;
 	size_t len;
-	int rc = fnn_read_file(path, &text, &len, err, errlen);
+	int rc = sm_read_file(path, &text, &len, err, errlen);
 	if (rc)
 		return rc;
 	rc = fnn_addrmap_parse(m, text, len, err, errlen);

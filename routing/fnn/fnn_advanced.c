@@ -1,6 +1,7 @@
 /* fnn_advanced.c - advanced routing: per-pair NIC tuples packed into one integer. */
 #include "fnn.h"
 #include "fnn_util.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -101,22 +102,22 @@ static int parse_header(struct fnn_cursor *c, struct fnn_advanced *t, char *err,
 	static const char head[] = "# fnn-advanced pcs ";
 	long pcs, bits, bytes;
 	if (c->len < sizeof(head) - 1 || memcmp(c->s, head, sizeof(head) - 1))
-		return fnn_err(err, errlen, -EINVAL, "line 1: expected \"%s...\"", head);
+		return sm_err(err, errlen, -EINVAL, "line 1: expected \"%s...\"", head);
 	c->pos = sizeof(head) - 1;
 	if (fnn_cursor_long(c, &pcs) || pcs < 1 || pcs > FNN_MAX_PCS)
-		return fnn_err(err, errlen, -EINVAL, "line 1: pcs must be 1..%d", FNN_MAX_PCS);
+		return sm_err(err, errlen, -EINVAL, "line 1: pcs must be 1..%d", FNN_MAX_PCS);
 	fnn_cursor_blank(c);
 	if (c->len - c->pos < 5 || memcmp(c->s + c->pos, "bits ", 5))
-		return fnn_err(err, errlen, -EINVAL, "line 1: expected \"bits\"");
+		return sm_err(err, errlen, -EINVAL, "line 1: expected \"bits\"");
 	c->pos += 5;
 	if (fnn_cursor_long(c, &bits) || bits < 1 || bits > 8)
-		return fnn_err(err, errlen, -EINVAL, "line 1: bits must be 1..8");
+		return sm_err(err, errlen, -EINVAL, "line 1: bits must be 1..8");
 	fnn_cursor_blank(c);
 	if (c->len - c->pos < 6 || memcmp(c->s + c->pos, "bytes ", 6))
-		return fnn_err(err, errlen, -EINVAL, "line 1: expected \"bytes\"");
+		return sm_err(err, errlen, -EINVAL, "line 1: expected \"bytes\"");
 	c->pos += 6;
 	if (fnn_cursor_long(c, &bytes) || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8))
-		return fnn_err(err, errlen, -EINVAL, "line 1: bytes must be 1, 2, 4 or 8");
+		return sm_err(err, errlen, -EINVAL, "line 1: bytes must be 1, 2, 4 or 8");
 	t->bits = (int)bits;
 	t->bytes = (int)bytes;
 	fnn_cursor_skip_line(c);
@@ -129,18 +130,18 @@ static int parse_row(struct fnn_cursor *c, struct fnn_advanced *t, int line, cha
 	long a;
 	char word[24];
 	if (fnn_cursor_long(c, &a) || a < 0 || a >= t->npcs || fnn_cursor_peek(c) != ':')
-		return fnn_err(err, errlen, -EINVAL, "line %d: expected \"PC:\" with PC 0..%d", line,
+		return sm_err(err, errlen, -EINVAL, "line %d: expected \"PC:\" with PC 0..%d", line,
 			       t->npcs - 1);
 	c->pos++;
 	for (int b = 0; b < t->npcs; b++) {
 		char *end;
 		fnn_cursor_blank(c);
 		if (fnn_cursor_word(c, word, sizeof(word)))
-			return fnn_err(err, errlen, -EINVAL, "line %d: PC %ld: %d tuples, expected %d",
+			return sm_err(err, errlen, -EINVAL, "line %d: PC %ld: %d tuples, expected %d",
 				       line, a, b, t->npcs);
 		unsigned long long v = strtoull(word, &end, 16);
 		if (*end || (t->bytes < 8 && v >> (8 * t->bytes)))
-			return fnn_err(err, errlen, -EINVAL, "line %d: PC %ld: bad tuple \"%s\"", line,
+			return sm_err(err, errlen, -EINVAL, "line %d: PC %ld: bad tuple \"%s\"", line,
 				       a, word);
 		t->tuple[a * t->npcs + b] = v;
 	}

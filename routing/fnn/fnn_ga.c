@@ -10,6 +10,7 @@
 
 #include "fnn_ga.h"
 #include "fnn_util.h"
+#include "common/sm_rng.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -57,7 +58,7 @@ static uint64_t child_seed(const struct run *r, int job, int i)
 	uint64_t s = r->gp->seed ^ ((uint64_t)r->phase << 48) ^ ((uint64_t)job << 40);
 	s ^= (uint64_t)r->gen * UINT64_C(0x9e3779b97f4a7c15);
 	s += (uint64_t)i * UINT64_C(0xd1b54a32d192ed03);
-	fnn_rng_next(&s);
+	sm_rng_next(&s);
 	return s;
 }
 
@@ -70,7 +71,7 @@ static void evaluate(struct run *r, int buf)
 static void make_cross(struct run *r, int i)
 {
 	uint64_t rng = child_seed(r, JOB_CROSS, i);
-	int pa = fnn_rng_below(&rng, r->keep), pb_ = fnn_rng_below(&rng, r->keep - 1);
+	int pa = sm_rng_below(&rng, r->keep), pb_ = sm_rng_below(&rng, r->keep - 1);
 	if (pb_ >= pa)
 		pb_++;
 	int buf = r->order[r->keep + i];
@@ -82,15 +83,15 @@ static void make_cross(struct run *r, int i)
 static void make_mutant(struct run *r, int i)
 {
 	uint64_t rng = child_seed(r, JOB_MUTATE, i);
-	int src = r->order[fnn_rng_below(&rng, r->keep + r->cross)];
+	int src = r->order[sm_rng_below(&rng, r->keep + r->cross)];
 	int buf = r->order[r->keep + r->cross + i];
 	const uint16_t *bad = &r->bad[(size_t)src * r->pb->npcs];
 	int guided = r->sc[src].disc > 0;
 	int short_links = 2 * r->sc[src].links < r->pb->bound_num;
 	fnn_genome_copy(r->pb, &r->g[buf], &r->g[src]);
-	int times = 1 + fnn_rng_below(&rng, r->gp->max_mutations);
+	int times = 1 + sm_rng_below(&rng, r->gp->max_mutations);
 	for (int k = 0; k < times; k++) {
-		int op = fnn_rng_below(&rng, 10);
+		int op = sm_rng_below(&rng, 10);
 		if (guided && op < 5)
 			fnn_ga_mutate_guided(r->pb, &r->g[buf], bad, 0, &rng);
 		else if (!guided && r->pb->w && op < 4)
@@ -180,7 +181,7 @@ static void fudge(struct run *r)
 {
 	uint64_t rng = child_seed(r, 7, 0);
 	for (int k = 0; k < r->gp->fudge && r->keep - 1 - k > 0 && r->n > r->keep; k++) {
-		int a = r->keep - 1 - k, b = r->keep + fnn_rng_below(&rng, r->n - r->keep);
+		int a = r->keep - 1 - k, b = r->keep + sm_rng_below(&rng, r->n - r->keep);
 		int t = r->order[a];
 		r->order[a] = r->order[b];
 		r->order[b] = t;

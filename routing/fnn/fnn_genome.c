@@ -1,6 +1,7 @@
 /* fnn_genome.c - the GA's genome: problem layout, construction, evaluation, operators. */
 #include "fnn_ga.h"
 #include "fnn_util.h"
+#include "common/sm_rng.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -385,7 +386,7 @@ int fnn_ga_mutate_nic(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_
 	if (pb->nslots < 2)
 		return 0;
 	for (int tries = 0; tries < 16; tries++) {
-		int i = fnn_rng_below(rng, pb->nslots), j = fnn_rng_below(rng, pb->nslots);
+		int i = sm_rng_below(rng, pb->nslots), j = sm_rng_below(rng, pb->nslots);
 		/* two real PCs: the NICs per switch stay as they are (fnn_ga_mutate_ports
 		 * is the one move that changes them) */
 		if (g->occ[i] < pb->npcs && g->occ[j] < pb->npcs && try_swap(pb, g, i, j))
@@ -398,9 +399,9 @@ int fnn_ga_mutate_pc(const struct fnn_gaprob *pb, struct fnn_genome *g, uint64_t
 {
 	if (pb->npcs < 2)
 		return 0;
-	int a = fnn_rng_below(rng, pb->npcs), b = -1;
+	int a = sm_rng_below(rng, pb->npcs), b = -1;
 	for (int tries = 0; tries < 16 && b < 0; tries++) {
-		int c = fnn_rng_below(rng, pb->nall);
+		int c = sm_rng_below(rng, pb->nall);
 		if (c != a && pb->nics[c] == pb->nics[a])
 			b = c;
 	}
@@ -425,7 +426,7 @@ static int pick_pc_bad(const struct fnn_gaprob *pb, const uint16_t *bad, uint64_
 {
 	int pick = -1, seen = 0;
 	for (int pc = 0; pc < pb->npcs; pc++)
-		if (bad[pc] && fnn_rng_below(rng, ++seen) == 0)
+		if (bad[pc] && sm_rng_below(rng, ++seen) == 0)
 			pick = pc;
 	return pick;
 }
@@ -495,11 +496,11 @@ int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 	if (a < 0 || pb->words > FNN_GA_MAXWORDS)
 		return 0;
 	for (int pc = 0; pc < pb->npcs; pc++)
-		if (pc != a && shared_real(pb, g, a, pc) == 0 && fnn_rng_below(rng, ++seen) == 0)
+		if (pc != a && shared_real(pb, g, a, pc) == 0 && sm_rng_below(rng, ++seen) == 0)
 			b = pc;
 	if (b < 0)
 		return 0;
-	if (fnn_rng_below(rng, 2)) { /* move a's NIC toward b, or b's toward a */
+	if (sm_rng_below(rng, 2)) { /* move a's NIC toward b, or b's toward a */
 		int t = a;
 		a = b;
 		b = t;
@@ -508,16 +509,16 @@ int fnn_ga_mutate_guided(const struct fnn_gaprob *pb, struct fnn_genome *g,
 	for (int q = 0; q < FNN_GA_GUIDED_TRIES; q++) {
 		int s2 = -1, s1 = -1, n = 0, m = 0;
 		for (int s = 0; s < pb->nswall; s++) {
-			if (s < pb->nsw && HAS(pb, g, b, s) && fnn_rng_below(rng, ++n) == 0)
+			if (s < pb->nsw && HAS(pb, g, b, s) && sm_rng_below(rng, ++n) == 0)
 				s2 = s;
-			if (HAS(pb, g, a, s) && fnn_rng_below(rng, ++m) == 0)
+			if (HAS(pb, g, a, s) && sm_rng_below(rng, ++m) == 0)
 				s1 = s;
 		}
 		int span = s2 < 0 ? 0 : pb->sw_first[s2 + 1] - pb->sw_first[s2];
 		if (span == 0 || s1 < 0)
 			continue;
 		int i = slot_of(pb, g, a, s1);
-		int j = pb->sw_first[s2] + fnn_rng_below(rng, span), c = g->occ[j];
+		int j = pb->sw_first[s2] + sm_rng_below(rng, span), c = g->occ[j];
 		/* a free port is taken only by a NIC coming off a dummy switch */
 		if ((c >= pb->npcs && s1 < pb->nsw) || c == b || HAS(pb, g, c, s1))
 			continue;
@@ -578,10 +579,10 @@ int fnn_ga_mutate_pattern(const struct fnn_gaprob *pb, struct fnn_genome *g, uin
 	double best = 0;
 	for (int q = 0; q < FNN_GA_GUIDED_TRIES; q++) {
 		/* a weighted pair (a, b): bring a onto one of b's switches it lacks */
-		int a = fnn_rng_below(rng, pb->npcs), b = -1, n = 0;
+		int a = sm_rng_below(rng, pb->npcs), b = -1, n = 0;
 		const float *w = &pb->w[(size_t)a * pb->npcs];
 		for (int k = 0; k < 8 && b < 0; k++) {
-			int p = fnn_rng_below(rng, pb->npcs);
+			int p = sm_rng_below(rng, pb->npcs);
 			if (p != a && w[p] > 0)
 				b = p;
 		}
@@ -590,17 +591,17 @@ int fnn_ga_mutate_pattern(const struct fnn_gaprob *pb, struct fnn_genome *g, uin
 		int s1 = -1, s2 = -1;
 		for (int s = 0; s < pb->nsw; s++) {
 			int ha = HAS(pb, g, a, s), hb = HAS(pb, g, b, s);
-			if (hb && !ha && fnn_rng_below(rng, ++n) == 0)
+			if (hb && !ha && sm_rng_below(rng, ++n) == 0)
 				s2 = s;
 		}
 		n = 0;
 		for (int s = 0; s < pb->nsw; s++)
-			if (HAS(pb, g, a, s) && !HAS(pb, g, b, s) && fnn_rng_below(rng, ++n) == 0)
+			if (HAS(pb, g, a, s) && !HAS(pb, g, b, s) && sm_rng_below(rng, ++n) == 0)
 				s1 = s;
 		if (s1 < 0 || s2 < 0)
 			continue;
 		int span = pb->sw_first[s2 + 1] - pb->sw_first[s2];
-		int i = slot_of(pb, g, a, s1), j = pb->sw_first[s2] + fnn_rng_below(rng, span);
+		int i = slot_of(pb, g, a, s1), j = pb->sw_first[s2] + sm_rng_below(rng, span);
 		int c = g->occ[j];
 		if (c >= pb->npcs || c == b || HAS(pb, g, c, s1))
 			continue;
@@ -631,11 +632,11 @@ int fnn_ga_mutate_ports(const struct fnn_gaprob *pb, struct fnn_genome *g, uint6
 		return 0;
 	for (int tries = 0; tries < 16; tries++) {
 		/* a free (dummy-held) port on a real switch ... */
-		int i = fnn_rng_below(rng, pb->nslots), a = pb->slot_sw[i];
+		int i = sm_rng_below(rng, pb->nslots), a = pb->slot_sw[i];
 		if (g->occ[i] < pb->npcs || a >= pb->nsw)
 			continue;
 		/* ... takes a real NIC from a dummy switch or a switch no fuller than a */
-		int j = fnn_rng_below(rng, pb->nslots), b = pb->slot_sw[j];
+		int j = sm_rng_below(rng, pb->nslots), b = pb->slot_sw[j];
 		if (g->occ[j] >= pb->npcs || b == a)
 			continue;
 		if (b < pb->nsw && real_on(pb, g, b) > real_on(pb, g, a))
@@ -659,7 +660,7 @@ static void force_match(const struct fnn_gaprob *pb, struct fnn_genome *c, int x
 				continue;
 			int i = slot_of(pb, c, x, t);
 			int span = pb->sw_first[s + 1] - pb->sw_first[s];
-			int off = span ? fnn_rng_below(rng, span) : 0;
+			int off = span ? sm_rng_below(rng, span) : 0;
 			for (int q = 0; q < span && !done; q++) {
 				int j = pb->sw_first[s] + (off + q) % span;
 				/* keep the NICs per real switch: a free port only takes a NIC
@@ -677,9 +678,9 @@ int fnn_ga_crossover(const struct fnn_gaprob *pb, struct fnn_genome *child,
 {
 	fnn_genome_copy(pb, child, a);
 	int most = pb->npcs / 4 > 1 ? pb->npcs / 4 : 1;
-	int subs = 1 + fnn_rng_below(rng, most);
+	int subs = 1 + sm_rng_below(rng, most);
 	for (int k = 0; k < subs; k++) {
-		int x = fnn_rng_below(rng, pb->npcs);
+		int x = sm_rng_below(rng, pb->npcs);
 		force_match(pb, child, x, &b->mask[(size_t)x * pb->words], rng);
 	}
 	return 1;
@@ -715,7 +716,7 @@ int fnn_ga_scale_up(const struct fnn_gaprob *full, struct fnn_genome *g,
 	for (int i = 0; i < n; i++)
 		order[i] = i;
 	for (int i = n - 1; i > 0; i--) {
-		int j = fnn_rng_below(rng, i + 1), t = order[i];
+		int j = sm_rng_below(rng, i + 1), t = order[i];
 		order[i] = order[j];
 		order[j] = t;
 	}

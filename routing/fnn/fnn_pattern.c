@@ -1,6 +1,8 @@
 /* fnn_pattern.c - weighted communication patterns (grid rows/columns, ring, all, file). */
 #include "fnn.h"
 #include "fnn_util.h"
+#include "common/sm_err.h"
+#include "common/sm_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -39,12 +41,12 @@ static int parse_grid(const char *s, int n, int *r, int *c, char *err, size_t er
 	struct fnn_cursor cur = { s, strlen(s), 0 };
 	long a, b;
 	if (fnn_cursor_long(&cur, &a) || fnn_cursor_peek(&cur) != 'x')
-		return fnn_err(err, errlen, -EINVAL, "pattern grid \"%s\": expected RxC", s);
+		return sm_err(err, errlen, -EINVAL, "pattern grid \"%s\": expected RxC", s);
 	cur.pos++;
 	if (fnn_cursor_long(&cur, &b) || fnn_cursor_peek(&cur) != EOF)
-		return fnn_err(err, errlen, -EINVAL, "pattern grid \"%s\": expected RxC", s);
+		return sm_err(err, errlen, -EINVAL, "pattern grid \"%s\": expected RxC", s);
 	if (a < 1 || b < 1 || a * b != n)
-		return fnn_err(err, errlen, -EINVAL, "pattern grid %ldx%ld does not cover %d PCs",
+		return sm_err(err, errlen, -EINVAL, "pattern grid %ldx%ld does not cover %d PCs",
 			       a, b, n);
 	*r = (int)a;
 	*c = (int)b;
@@ -71,7 +73,7 @@ static int fill_file(float *m, int n, const char *path, char *err, size_t errlen
 {
 	char *text;
 	size_t len;
-	int rc = fnn_read_file(path, &text, &len, err, errlen);
+	int rc = sm_read_file(path, &text, &len, err, errlen);
 	if (rc)
 		return rc;
 	struct fnn_cursor c = { text, len, 0 };
@@ -82,13 +84,13 @@ static int fill_file(float *m, int n, const char *path, char *err, size_t errlen
 		int ch = fnn_cursor_peek(&c);
 		if (ch != '\n' && ch != '#' && ch != EOF) {
 			if (fnn_cursor_long(&c, &a) || a < 0 || a >= n) {
-				rc = fnn_err(err, errlen, -EINVAL, "%s:%d: first PC must be 0..%d",
+				rc = sm_err(err, errlen, -EINVAL, "%s:%d: first PC must be 0..%d",
 					     path, line, n - 1);
 				break;
 			}
 			fnn_cursor_blank(&c);
 			if (fnn_cursor_long(&c, &b) || b < 0 || b >= n) {
-				rc = fnn_err(err, errlen, -EINVAL, "%s:%d: second PC must be 0..%d",
+				rc = sm_err(err, errlen, -EINVAL, "%s:%d: second PC must be 0..%d",
 					     path, line, n - 1);
 				break;
 			}
@@ -98,7 +100,7 @@ static int fill_file(float *m, int n, const char *path, char *err, size_t errlen
 				char *end;
 				v = strtod(word, &end);
 				if (*end || v < 0 || v > 1e6) {
-					rc = fnn_err(err, errlen, -EINVAL,
+					rc = sm_err(err, errlen, -EINVAL,
 						     "%s:%d: weight \"%s\" must be 0..1e6", path, line,
 						     word);
 					break;
@@ -134,7 +136,7 @@ static int fill(float *m, int n, const char *kind, const char *arg, char *err, s
 	}
 	if (!strcmp(kind, "file"))
 		return fill_file(m, n, arg, err, errlen);
-	return fnn_err(err, errlen, -EINVAL,
+	return sm_err(err, errlen, -EINVAL,
 		       "pattern \"%s\": unknown kind (grid:RxC, row:RxC, col:RxC, ring, all, file:PATH)",
 		       kind);
 }
@@ -149,13 +151,13 @@ int fnn_weights_add(struct fnn_weights *w, const char *spec, char *err, size_t e
 		char *end;
 		scale = strtod(at + 1, &end);
 		if (*end || end == at + 1 || scale <= 0 || scale > 1e6)
-			return fnn_err(err, errlen, -EINVAL, "pattern \"%s\": bad weight after '@'",
+			return sm_err(err, errlen, -EINVAL, "pattern \"%s\": bad weight after '@'",
 				       spec);
 	}
 	const char *colon = memchr(spec, ':', speclen);
 	size_t klen = colon ? (size_t)(colon - spec) : speclen;
 	if (klen >= sizeof(kind) || (colon && speclen - klen - 1 >= sizeof(arg)))
-		return fnn_err(err, errlen, -EINVAL, "pattern \"%s\": too long", spec);
+		return sm_err(err, errlen, -EINVAL, "pattern \"%s\": too long", spec);
 	memcpy(kind, spec, klen);
 	if (colon)
 		memcpy(arg, colon + 1, speclen - klen - 1);

@@ -1,6 +1,7 @@
 /* fnn_problem.c - the design problem: NICs per PC, ports per switch. */
 #include "fnn.h"
 #include "fnn_util.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,23 +22,23 @@ static int parse_nics(struct fnn_problem *p, const char *s, char *err, size_t er
 	long v;
 	while (fnn_cursor_peek(&c) != EOF) {
 		if (fnn_cursor_long(&c, &v) || v < 1 || v > FNN_MAX_NICS)
-			return fnn_err(err, errlen, -EINVAL,
+			return sm_err(err, errlen, -EINVAL,
 				       "nics \"%s\": entry %d must be 1..%d", s, n + 1, FNN_MAX_NICS);
 		if (n >= p->npcs)
-			return fnn_err(err, errlen, -EINVAL, "nics \"%s\": more entries than %d PCs",
+			return sm_err(err, errlen, -EINVAL, "nics \"%s\": more entries than %d PCs",
 				       s, p->npcs);
 		p->nics[n++] = (int)v;
 		if (fnn_cursor_peek(&c) == ',')
 			c.pos++;
 		else if (fnn_cursor_peek(&c) != EOF)
-			return fnn_err(err, errlen, -EINVAL, "nics \"%s\": expected ',' after entry %d",
+			return sm_err(err, errlen, -EINVAL, "nics \"%s\": expected ',' after entry %d",
 				       s, n);
 	}
 	if (n == 1)
 		for (int i = 1; i < p->npcs; i++)
 			p->nics[i] = p->nics[0];
 	else if (n != p->npcs)
-		return fnn_err(err, errlen, -EINVAL, "nics \"%s\": %d entries for %d PCs", s, n,
+		return sm_err(err, errlen, -EINVAL, "nics \"%s\": %d entries for %d PCs", s, n,
 			       p->npcs);
 	return 0;
 }
@@ -51,18 +52,18 @@ static int parse_switches(struct fnn_problem *p, const char *s, char *err, size_
 	while (fnn_cursor_peek(&c) != EOF) {
 		long count = 1, ports;
 		if (fnn_cursor_long(&c, &a) || a < 1)
-			return fnn_err(err, errlen, -EINVAL, "switches \"%s\": expected a number", s);
+			return sm_err(err, errlen, -EINVAL, "switches \"%s\": expected a number", s);
 		ports = a;
 		if (fnn_cursor_peek(&c) == 'x') {
 			c.pos++;
 			if (fnn_cursor_long(&c, &b) || b < 1)
-				return fnn_err(err, errlen, -EINVAL,
+				return sm_err(err, errlen, -EINVAL,
 					       "switches \"%s\": expected a port count after 'x'", s);
 			count = a;
 			ports = b;
 		}
 		if (n + count > FNN_MAX_SWITCHES)
-			return fnn_err(err, errlen, -EINVAL, "switches \"%s\": more than %d switches",
+			return sm_err(err, errlen, -EINVAL, "switches \"%s\": more than %d switches",
 				       s, FNN_MAX_SWITCHES);
 		int *np = realloc(p->ports, (size_t)(n + count) * sizeof(int));
 		if (!np)
@@ -73,10 +74,10 @@ static int parse_switches(struct fnn_problem *p, const char *s, char *err, size_
 		if (fnn_cursor_peek(&c) == ',')
 			c.pos++;
 		else if (fnn_cursor_peek(&c) != EOF)
-			return fnn_err(err, errlen, -EINVAL, "switches \"%s\": expected ',' or 'x'", s);
+			return sm_err(err, errlen, -EINVAL, "switches \"%s\": expected ',' or 'x'", s);
 	}
 	if (n == 0)
-		return fnn_err(err, errlen, -EINVAL, "switches: none given");
+		return sm_err(err, errlen, -EINVAL, "switches: none given");
 	p->nswitches = n;
 	return 0;
 }
@@ -86,7 +87,7 @@ int fnn_problem_init(struct fnn_problem *p, int npcs, const char *nics, const ch
 {
 	memset(p, 0, sizeof(*p));
 	if (npcs < 2 || npcs > FNN_MAX_PCS)
-		return fnn_err(err, errlen, -EINVAL, "pcs %d: must be 2..%d", npcs, FNN_MAX_PCS);
+		return sm_err(err, errlen, -EINVAL, "pcs %d: must be 2..%d", npcs, FNN_MAX_PCS);
 	p->npcs = npcs;
 	p->nics = calloc(npcs, sizeof(int));
 	if (!p->nics)

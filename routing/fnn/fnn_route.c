@@ -1,6 +1,7 @@
 /* fnn_route.c - basic routing: one path per pair, balanced over NICs; writers. */
 #include "fnn.h"
 #include "fnn_util.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -139,13 +140,13 @@ int fnn_routes_parse(struct fnn_routes *r, int npcs, const char *text, size_t le
 				long lo = i < 2 ? 0 : -1;
 				long hi = i < 2 ? npcs - 1 : (i == 2 ? FNN_MAX_SWITCHES - 1 : FNN_MAX_NICS - 1);
 				if (fnn_cursor_long(&c, &v[i]) || v[i] < lo || v[i] > hi)
-					rc = fnn_err(err, errlen, -EINVAL, "line %d: field %s must be %ld..%ld",
+					rc = sm_err(err, errlen, -EINVAL, "line %d: field %s must be %ld..%ld",
 						     line, field[i], lo, hi);
 			}
 			if (!rc && v[0] == v[1])
-				rc = fnn_err(err, errlen, -EINVAL, "line %d: a PC routed to itself", line);
+				rc = sm_err(err, errlen, -EINVAL, "line %d: a PC routed to itself", line);
 			if (!rc && v[2] >= 0 && (v[3] < 0 || v[4] < 0))
-				rc = fnn_err(err, errlen, -EINVAL, "line %d: switch without NICs", line);
+				rc = sm_err(err, errlen, -EINVAL, "line %d: switch without NICs", line);
 			if (!rc && v[2] >= 0)
 				set_path(r, (int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4]);
 		}

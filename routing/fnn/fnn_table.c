@@ -1,6 +1,8 @@
 /* fnn_table.c - the design object and the paper's text table ("switch: pc pc ..."). */
 #include "fnn.h"
 #include "fnn_util.h"
+#include "common/sm_err.h"
+#include "common/sm_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -135,13 +137,13 @@ static int parse_line(struct fnn_cursor *c, int line, struct entry *e, char *err
 	memset(e, 0, sizeof(*e));
 	e->line = line;
 	if (fnn_cursor_long(c, &v) || v < 0 || v >= FNN_MAX_SWITCHES)
-		return fnn_err(err, errlen, -EINVAL,
+		return sm_err(err, errlen, -EINVAL,
 			       "line %d: expected a switch number 0..%d at the start", line,
 			       FNN_MAX_SWITCHES - 1);
 	e->sw = (int)v;
 	fnn_cursor_blank(c);
 	if (fnn_cursor_peek(c) != ':')
-		return fnn_err(err, errlen, -EINVAL, "line %d: expected ':' after switch %d", line,
+		return sm_err(err, errlen, -EINVAL, "line %d: expected ':' after switch %d", line,
 			       e->sw);
 	c->pos++;
 	for (;;) {
@@ -150,7 +152,7 @@ static int parse_line(struct fnn_cursor *c, int line, struct entry *e, char *err
 		if (ch == '\n' || ch == '#' || ch == EOF)
 			return 0;
 		if (fnn_cursor_long(c, &v) || v < 0 || v >= FNN_MAX_PCS) {
-			return fnn_err(err, errlen, -EINVAL,
+			return sm_err(err, errlen, -EINVAL,
 				       "line %d: switch %d: expected a PC number 0..%d", line,
 				       e->sw, FNN_MAX_PCS - 1);
 		}
@@ -163,7 +165,7 @@ static int parse_line(struct fnn_cursor *c, int line, struct entry *e, char *err
 		}
 		for (int i = 0; i < e->n; i++)
 			if (e->pcs[i] == v)
-				return fnn_err(err, errlen, -EINVAL,
+				return sm_err(err, errlen, -EINVAL,
 					       "line %d: PC %ld appears twice on switch %d", line, v,
 					       e->sw);
 		e->pcs[e->n++] = (int)v;
@@ -218,7 +220,7 @@ int fnn_table_parse(struct fnn_design *d, const char *text, size_t len, int npcs
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < i; j++)
 			if (e[j].sw == e[i].sw) {
-				rc = fnn_err(err, errlen, -EINVAL,
+				rc = sm_err(err, errlen, -EINVAL,
 					     "line %d: switch %d already listed on line %d",
 					     e[i].line, e[i].sw, e[j].line);
 				goto out;
@@ -230,7 +232,7 @@ int fnn_table_parse(struct fnn_design *d, const char *text, size_t len, int npcs
 				maxpc = e[i].pcs[k];
 	}
 	if (npcs > 0 && maxpc >= npcs) {
-		rc = fnn_err(err, errlen, -EINVAL, "PC %d listed but the design has %d PCs", maxpc,
+		rc = sm_err(err, errlen, -EINVAL, "PC %d listed but the design has %d PCs", maxpc,
 			     npcs);
 		goto out;
 	}
@@ -246,7 +248,7 @@ int fnn_table_parse(struct fnn_design *d, const char *text, size_t len, int npcs
 	}
 	for (int pc = 0; pc < d->npcs; pc++)
 		if (fnn_design_nics(d, pc) > FNN_MAX_NICS) {
-			rc = fnn_err(err, errlen, -EINVAL, "PC %d has %d NICs, more than %d", pc,
+			rc = sm_err(err, errlen, -EINVAL, "PC %d has %d NICs, more than %d", pc,
 				     fnn_design_nics(d, pc), FNN_MAX_NICS);
 			fnn_design_free(d);
 			goto out;
@@ -260,7 +262,7 @@ int fnn_table_load(struct fnn_design *d, const char *path, int npcs, char *err, 
 {
 	size_t len;
 	char *text;
-	int rc = fnn_read_file(path, &text, &len, err, errlen);
+	int rc = sm_read_file(path, &text, &len, err, errlen);
 	if (rc)
 		return rc;
 	rc = fnn_table_parse(d, text, len, npcs, err, errlen);

@@ -1,8 +1,7 @@
-/* fnn_util.c - text cursor, error messages, file reading, clock. */
+/* fnn_util.c - text cursor, clock. */
 #include "fnn_util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,50 +65,6 @@ int fnn_cursor_word(struct fnn_cursor *c, char *buf, size_t cap)
 	}
 	buf[n] = '\0';
 	return n ? 0 : -EINVAL;
-}
-
-int fnn_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
-int fnn_read_file(const char *path, char **text, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return fnn_err(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (!buf)
-		return fnn_err(err, errlen, -ENOMEM, "%s: out of memory", path);
-	if (bad) {
-		free(buf);
-		return fnn_err(err, errlen, -EIO, "%s: read error", path);
-	}
-	*text = buf;
-	*len = n;
-	return 0;
 }
 
 double fnn_now(void)

@@ -9,21 +9,22 @@
 #include "routing/fnn/fnn_ga.h"
 #include "routing/fnn/fnn_util.h"
 #include "fnn_test.h"
+#include "common/sm_rng.h"
 
 static void random_problem(struct fnn_problem *p, uint64_t *rng)
 {
 	char nics[4096] = "", sw[1024] = "", err[256];
-	int npcs = 4 + fnn_rng_below(rng, 40);
-	int nsw = 2 + fnn_rng_below(rng, 12);
+	int npcs = 4 + sm_rng_below(rng, 40);
+	int nsw = 2 + sm_rng_below(rng, 12);
 	size_t o = 0;
 	for (int i = 0; i < npcs; i++)
 		o += snprintf(nics + o, sizeof(nics) - o, "%s%d", i ? "," : "",
-			      1 + fnn_rng_below(rng, 5));
+			      1 + sm_rng_below(rng, 5));
 	o = 0;
 	for (int s = 0; s < nsw; s++)
 		o += snprintf(sw + o, sizeof(sw) - o, "%s%d", s ? "," : "",
-			      1 + fnn_rng_below(rng, npcs + 4));
-	CHECK(fnn_problem_init(p, npcs, nics, sw, err, sizeof(err)) == 0);
+			      1 + sm_rng_below(rng, npcs + 4));
+	REQUIRE(fnn_problem_init(p, npcs, nics, sw, err, sizeof(err)) == 0);
 }
 
 /* The real PCs' switch counts and each switch's slot count never change. */
@@ -49,14 +50,14 @@ static void operators_on_one_problem(uint64_t seed)
 	random_problem(&p, &rng);
 	/* a ring pattern, so the pattern move has pairs to work on */
 	float *w = calloc((size_t)p.npcs * p.npcs, sizeof(float));
-	CHECK(w != NULL);
+	REQUIRE(w != NULL);
 	for (int x = 0; x < p.npcs; x++) {
 		w[x * p.npcs + (x + 1) % p.npcs] = 1;
 		w[((x + 1) % p.npcs) * p.npcs + x] = 1;
 	}
-	CHECK(fnn_gaprob_init(&pb, &p, w) == 0);
-	CHECK(fnn_genome_alloc(&pb, &a) == 0 && fnn_genome_alloc(&pb, &b) == 0);
-	CHECK(fnn_genome_alloc(&pb, &c) == 0);
+	REQUIRE(fnn_gaprob_init(&pb, &p, w) == 0);
+	REQUIRE(fnn_genome_alloc(&pb, &a) == 0 && fnn_genome_alloc(&pb, &b) == 0);
+	REQUIRE(fnn_genome_alloc(&pb, &c) == 0);
 	fnn_genome_set(&pb, &a, pb.init);
 	fnn_genome_set(&pb, &b, pb.init);
 	check_closed(&pb, &a);
@@ -85,10 +86,10 @@ static void operators_on_one_problem(uint64_t seed)
 	fnn_ga_crossover(&pb, &c, &a, &a, &rng);
 	CHECK(memcmp(c.occ, a.occ, pb.nslots * sizeof(uint16_t)) == 0);
 	/* scaling a scaled-down design up keeps the full problem's constraints */
-	int spcs = 2 + fnn_rng_below(&rng, p.npcs - 1);
-	CHECK(fnn_problem_scaled(&sp, &p, spcs) == 0);
-	CHECK(fnn_gaprob_init(&spb, &sp, NULL) == 0);
-	CHECK(fnn_genome_alloc(&spb, &small) == 0);
+	int spcs = 2 + sm_rng_below(&rng, p.npcs - 1);
+	REQUIRE(fnn_problem_scaled(&sp, &p, spcs) == 0);
+	REQUIRE(fnn_gaprob_init(&spb, &sp, NULL) == 0);
+	REQUIRE(fnn_genome_alloc(&spb, &small) == 0);
 	fnn_genome_set(&spb, &small, spb.init);
 	for (int k = 0; k < 20; k++)
 		fnn_ga_mutate_nic(&spb, &small, &rng);
@@ -115,13 +116,13 @@ static void design_respects_problem(void)
 	struct fnn_design d;
 	char err[256];
 	uint64_t rng = 5;
-	CHECK(fnn_problem_init(&p, 10, "3,3,2,2,1,4,3,3,2,2", "5,5,4,3", err, sizeof(err)) == 0);
-	CHECK(fnn_gaprob_init(&pb, &p, NULL) == 0);
-	CHECK(fnn_genome_alloc(&pb, &g) == 0);
+	REQUIRE(fnn_problem_init(&p, 10, "3,3,2,2,1,4,3,3,2,2", "5,5,4,3", err, sizeof(err)) == 0);
+	REQUIRE(fnn_gaprob_init(&pb, &p, NULL) == 0);
+	REQUIRE(fnn_genome_alloc(&pb, &g) == 0);
 	fnn_genome_set(&pb, &g, pb.init);
 	for (int k = 0; k < 100; k++)
 		fnn_ga_mutate_nic(&pb, &g, &rng);
-	CHECK(fnn_genome_design(&pb, &g, &p, &d) == 0);
+	REQUIRE(fnn_genome_design(&pb, &g, &p, &d) == 0);
 	for (int pc = 0; pc < d.npcs; pc++)
 		CHECK(fnn_design_nics(&d, pc) <= p.nics[pc]);
 	for (int s = 0; s < d.nswitches; s++)
@@ -137,5 +138,5 @@ int main(void)
 	for (uint64_t seed = 1; seed <= 300; seed++)
 		operators_on_one_problem(seed);
 	design_respects_problem();
-	return 0;
+	return sm_check_result();
 }

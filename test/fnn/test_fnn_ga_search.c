@@ -13,10 +13,10 @@ static void search(const char *nics, const char *sw, int npcs, const char *patte
 	struct fnn_weights w;
 	struct fnn_ga_params gp;
 	char err[256];
-	CHECK(fnn_problem_init(&p, npcs, nics, sw, err, sizeof(err)) == 0);
-	CHECK(fnn_weights_init(&w, npcs) == 0);
+	REQUIRE(fnn_problem_init(&p, npcs, nics, sw, err, sizeof(err)) == 0);
+	REQUIRE(fnn_weights_init(&w, npcs) == 0);
 	if (pattern)
-		CHECK(fnn_weights_add(&w, pattern, err, sizeof(err)) == 0);
+		REQUIRE(fnn_weights_add(&w, pattern, err, sizeof(err)) == 0);
 	fnn_ga_defaults(&gp);
 	gp.seed = 42;
 	gp.threads = threads;
@@ -24,8 +24,8 @@ static void search(const char *nics, const char *sw, int npcs, const char *patte
 	gp.generations = 3000;
 	gp.seconds = 60;
 	gp.stop_at_bound = 1;
-	CHECK(fnn_design_search(&p, &w, &gp, d, res) == 0);
-	CHECK(d->npcs == npcs && d->nswitches == p.nswitches);
+	REQUIRE(fnn_design_search(&p, &w, &gp, d, res) == 0);
+	REQUIRE(d->npcs == npcs && d->nswitches == p.nswitches);
 	for (int pc = 0; pc < npcs; pc++)
 		CHECK(fnn_design_nics(d, pc) <= p.nics[pc]);
 	for (int s = 0; s < p.nswitches; s++)
@@ -38,7 +38,7 @@ static void at_bound(const struct fnn_design *d, const struct fnn_ga_result *res
 {
 	struct fnn_analysis a;
 	CHECK(res->disconnected == 0 && res->seconds_to_bound >= 0 && res->optimal);
-	CHECK(fnn_analyze(d, NULL, NULL, 100, 100, &a) == 0);
+	REQUIRE(fnn_analyze(d, NULL, NULL, 100, 100, &a) == 0);
 	CHECK(a.disconnected == 0);
 	CHECK_NEAR(a.avg_links, res->bound, 1e-12);
 	fnn_analysis_free(&a);
@@ -72,5 +72,5 @@ int main(void)
 	CHECK(memcmp(d.mask, e.mask, sizeof(uint64_t) * d.npcs * d.words) == 0);
 	fnn_design_free(&d);
 	fnn_design_free(&e);
-	return 0;
+	return sm_check_result();
 }

@@ -2,6 +2,7 @@
 #include "routing/fnn/fnn.h"
 #include "routing/fnn/fnn_util.h"
 #include "fnn_test.h"
+#include "common/sm_rng.h"
 
 static void print_parse_round_trip(uint64_t seed)
 {
@@ -10,15 +11,15 @@ static void print_parse_round_trip(uint64_t seed)
 	char *buf;
 	size_t len;
 	char err[256];
-	int npcs = 2 + fnn_rng_below(&rng, 100), nsw = 1 + fnn_rng_below(&rng, 130);
-	CHECK(fnn_design_init(&d, npcs, nsw) == 0);
+	int npcs = 2 + sm_rng_below(&rng, 100), nsw = 1 + sm_rng_below(&rng, 130);
+	REQUIRE(fnn_design_init(&d, npcs, nsw) == 0);
 	for (int k = 0; k < npcs * 3; k++)
-		fnn_design_set(&d, fnn_rng_below(&rng, npcs), fnn_rng_below(&rng, nsw), 1);
+		fnn_design_set(&d, sm_rng_below(&rng, npcs), sm_rng_below(&rng, nsw), 1);
 	FILE *f = open_memstream(&buf, &len);
-	CHECK(f && fnn_table_print(&d, f) == 0);
+	REQUIRE(f && fnn_table_print(&d, f) == 0);
 	fclose(f);
-	CHECK(fnn_table_parse(&e, buf, len, npcs, err, sizeof(err)) == 0);
-	CHECK(e.npcs == d.npcs && e.nswitches == d.nswitches && e.words == d.words);
+	REQUIRE(fnn_table_parse(&e, buf, len, npcs, err, sizeof(err)) == 0);
+	REQUIRE(e.npcs == d.npcs && e.nswitches == d.nswitches && e.words == d.words);
 	CHECK(memcmp(e.mask, d.mask, sizeof(uint64_t) * d.npcs * d.words) == 0);
 	for (int s = 0; s < nsw; s++)
 		CHECK(e.ports[s] == fnn_design_used(&d, s));
@@ -32,10 +33,8 @@ static void expect_error(const char *text, int npcs, const char *msg)
 	struct fnn_design d;
 	char err[256] = "";
 	int rc = fnn_table_parse(&d, text, strlen(text), npcs, err, sizeof(err));
-	if (rc != -22 || !strstr(err, msg)) {
-		fprintf(stderr, "table %s: rc %d err \"%s\", expected \"%s\"\n", text, rc, err, msg);
-		exit(1);
-	}
+	CHECK(rc == -22 && strstr(err, msg), "table %s: rc %d err \"%s\", expected \"%s\"", text,
+	      rc, err, msg);
 }
 
 static void bad_lines_are_named(void)
@@ -57,8 +56,8 @@ static void comments_blank_lines_and_crlf(void)
 	struct fnn_design d;
 	char err[256];
 	const char *t = "# header\r\n\r\n  2 :  3 1 # trailing\r\n0:\n";
-	CHECK(fnn_table_parse(&d, t, strlen(t), 0, err, sizeof(err)) == 0);
-	CHECK(d.npcs == 4 && d.nswitches == 3);
+	REQUIRE(fnn_table_parse(&d, t, strlen(t), 0, err, sizeof(err)) == 0);
+	REQUIRE(d.npcs == 4 && d.nswitches == 3);
 	CHECK(fnn_design_has(&d, 1, 2) && fnn_design_has(&d, 3, 2) && !fnn_design_has(&d, 0, 2));
 	CHECK(d.ports[0] == 0 && d.ports[1] == 0 && d.ports[2] == 2);
 	fnn_design_free(&d);
@@ -70,5 +69,5 @@ int main(void)
 		print_parse_round_trip(seed);
 	bad_lines_are_named();
 	comments_blank_lines_and_crlf();
-	return 0;
+	return sm_check_result();
 }

@@ -13,7 +13,7 @@ static char *print_to(int (*fn)(const void *, FILE *), const void *obj, size_t *
 {
 	char *buf;
 	FILE *f = open_memstream(&buf, len);
-	CHECK(f && fn(obj, f) == 0);
+	REQUIRE(f && fn(obj, f) == 0);
 	fclose(f);
 	return buf;
 }
@@ -28,11 +28,8 @@ static void load_klat2(struct fnn_design *d)
 	const char *dir = getenv("srcdir") ? getenv("srcdir") : ".";
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/klat2.table", dir);
-	if (fnn_table_load(d, path, 0, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	CHECK(d->npcs == 64 && d->nswitches == 9);
+	REQUIRE(fnn_table_load(d, path, 0, err, sizeof(err)) == 0, "%s", err);
+	REQUIRE(d->npcs == 64 && d->nswitches == 9);
 }
 
 static void basic_routes_use_a_common_switch_and_parse_back(const struct fnn_design *d)
@@ -41,9 +38,9 @@ static void basic_routes_use_a_common_switch_and_parse_back(const struct fnn_des
 	struct fnn_weights w;
 	size_t len;
 	char err[256];
-	CHECK(fnn_weights_init(&w, d->npcs) == 0);
-	CHECK(fnn_weights_add(&w, "grid:8x8", err, sizeof(err)) == 0);
-	CHECK(fnn_routes_build(&r, d, &w) == 0);
+	REQUIRE(fnn_weights_init(&w, d->npcs) == 0);
+	REQUIRE(fnn_weights_add(&w, "grid:8x8", err, sizeof(err)) == 0);
+	REQUIRE(fnn_routes_build(&r, d, &w) == 0);
 	int maxload = 0, total = 0;
 	for (int a = 0; a < d->npcs; a++)
 		for (int b = 0; b < d->npcs; b++) {
@@ -64,7 +61,7 @@ static void basic_routes_use_a_common_switch_and_parse_back(const struct fnn_des
 	CHECK(total == 64 * 63); /* each pair counted at both ends */
 	CHECK(maxload <= 32);    /* 63 peers over 4 NICs: balanced, not piled on one */
 	char *txt = print_to(routes_print, &r, &len);
-	CHECK(fnn_routes_parse(&q, d->npcs, txt, len, err, sizeof(err)) == 0);
+	REQUIRE(fnn_routes_parse(&q, d->npcs, txt, len, err, sizeof(err)) == 0);
 	CHECK(memcmp(q.path, r.path, sizeof(*r.path) * 64 * 64) == 0);
 	fnn_routes_free(&q);
 	CHECK(fnn_routes_parse(&q, 4, "0 1 2 3\n", 8, err, sizeof(err)) == -22);
@@ -79,7 +76,7 @@ static void advanced_tuples_are_128_bytes_per_klat2_node(const struct fnn_design
 	struct fnn_advanced t, u;
 	size_t len;
 	char err[256];
-	CHECK(fnn_advanced_build(&t, d) == 0);
+	REQUIRE(fnn_advanced_build(&t, d) == 0);
 	CHECK(t.bits == 3 && t.bytes == 2);
 	CHECK(fnn_advanced_node_bytes(&t) == 128);
 	CHECK(fnn_advanced_mac_node_bytes(d, 0) == 1536);
@@ -91,8 +88,8 @@ static void advanced_tuples_are_128_bytes_per_klat2_node(const struct fnn_design
 				CHECK(FNN_TUPLE_FIELD(fnn_advanced_tuple(&t, a, b), k, 3) == (unsigned)(rn + 1));
 			}
 	char *txt = print_to(adv_print, &t, &len);
-	CHECK(fnn_advanced_parse(&u, txt, len, err, sizeof(err)) == 0);
-	CHECK(u.npcs == 64 && u.bits == 3 && u.bytes == 2);
+	REQUIRE(fnn_advanced_parse(&u, txt, len, err, sizeof(err)) == 0);
+	REQUIRE(u.npcs == 64 && u.bits == 3 && u.bytes == 2);
 	CHECK(memcmp(u.tuple, t.tuple, sizeof(uint64_t) * 64 * 64) == 0);
 	fnn_advanced_free(&u);
 	const char *bad = "# fnn-advanced pcs 2 bits 3 bytes 1\n0: 0 1ff\n";
@@ -107,14 +104,14 @@ static void address_map_round_trip_and_errors(const struct fnn_design *d)
 	struct fnn_addrmap m, n;
 	size_t len;
 	char err[256];
-	CHECK(fnn_addrmap_default(&m, d) == 0);
+	REQUIRE(fnn_addrmap_default(&m, d) == 0);
 	const struct fnn_nic_addr *a = fnn_addr(&m, 63, 3);
 	int s = fnn_nic_switch(d, 63, 3);
 	char want[32];
 	snprintf(want, sizeof(want), "10.%d.0.64", s + 1);
 	CHECK(a && !strcmp(a->ip, want) && !strcmp(a->ifname, "eth3"));
 	char *txt = print_to(addr_print, &m, &len);
-	CHECK(fnn_addrmap_parse(&n, txt, len, err, sizeof(err)) == 0);
+	REQUIRE(fnn_addrmap_parse(&n, txt, len, err, sizeof(err)) == 0);
 	for (int pc = 0; pc < 64; pc++)
 		for (int k = 0; k < 4; k++) {
 			const struct fnn_nic_addr *x = fnn_addr(&m, pc, k), *y = fnn_addr(&n, pc, k);
@@ -133,8 +130,8 @@ static void stripe_pairs_are_the_shared_switches_basic_path_first(const struct f
 	struct fnn_routes r;
 	struct fnn_addrmap m;
 	struct fnn_stripe st[FNN_MAX_NICS];
-	CHECK(fnn_routes_build(&r, d, NULL) == 0);
-	CHECK(fnn_addrmap_default(&m, d) == 0);
+	REQUIRE(fnn_routes_build(&r, d, NULL) == 0);
+	REQUIRE(fnn_addrmap_default(&m, d) == 0);
 	for (int me = 0; me < 64; me++)
 		for (int peer = 0; peer < 64; peer++) {
 			if (me == peer) {
@@ -142,13 +139,13 @@ static void stripe_pairs_are_the_shared_switches_basic_path_first(const struct f
 				continue;
 			}
 			int n = fnn_stripe_pairs(d, &r, &m, me, peer, st, FNN_MAX_NICS);
-			CHECK(n == fnn_design_shared(d, me, peer) && n >= 1);
+			REQUIRE(n == fnn_design_shared(d, me, peer) && n >= 1);
 			CHECK(st[0].sw == fnn_route(&r, me, peer)->sw);
 			for (int i = 0; i < n; i++) {
 				CHECK(fnn_nic_switch(d, me, st[i].local_nic) == st[i].sw);
 				CHECK(fnn_nic_switch(d, peer, st[i].remote_nic) == st[i].sw);
-				CHECK(st[i].local && st[i].local->pc == me);
-				CHECK(st[i].remote && st[i].remote->nic == st[i].remote_nic);
+				REQUIRE(st[i].local && st[i].local->pc == me);
+				REQUIRE(st[i].remote && st[i].remote->nic == st[i].remote_nic);
 				for (int j = 0; j < i; j++)
 					CHECK(st[j].sw != st[i].sw);
 			}
@@ -179,8 +176,8 @@ static void host_script_preloads_arp_and_routes_each_peer(const struct fnn_desig
 	struct fnn_addrmap m;
 	char *buf;
 	size_t len;
-	CHECK(fnn_routes_build(&r, d, NULL) == 0);
-	CHECK(fnn_addrmap_default(&m, d) == 0);
+	REQUIRE(fnn_routes_build(&r, d, NULL) == 0);
+	REQUIRE(fnn_addrmap_default(&m, d) == 0);
 	FILE *f = open_memstream(&buf, &len);
 	CHECK(fnn_routes_script(&r, d, &m, 0, "k", f) == 0);
 	fclose(f);
@@ -205,7 +202,7 @@ static void labels_page_has_a_label_per_pc_and_marks_past_12_colours(void)
 	size_t len;
 	const char *name;
 	int mark;
-	CHECK(fnn_design_init(&d, 3, 14) == 0);
+	REQUIRE(fnn_design_init(&d, 3, 14) == 0);
 	fnn_design_set(&d, 0, 0, 1);
 	fnn_design_set(&d, 0, 13, 1);
 	fnn_design_set(&d, 1, 1, 1);
@@ -237,5 +234,5 @@ int main(void)
 	host_script_preloads_arp_and_routes_each_peer(&d);
 	labels_page_has_a_label_per_pc_and_marks_past_12_colours();
 	fnn_design_free(&d);
-	return 0;
+	return sm_check_result();
 }
