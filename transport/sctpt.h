@@ -4,19 +4,24 @@
  * One endpoint (struct sctpt_ep) per process and interface set. Peers are named by a printable
  * business card (sctpt_card) that the MPI layers exchange through their own modex/PMI.
  * Messages carry a (context, tag) envelope; they are mapped to SCTP streams by (context, tag) so
- * unrelated traffic never waits behind a large message, and are released to the caller in send
- * order per (peer, context) -- MPI_ANY_TAG/MPI_ANY_SOURCE ordering holds -- unless sent with
+ * unrelated traffic never waits behind a large message, and are released in send order per
+ * (peer, context) -- MPI_ANY_TAG/MPI_ANY_SOURCE ordering holds -- unless sent with
  * SCTPT_SEND_UNORDERED (for layers such as Open MPI's ob1 that reorder by themselves).
  *
- * SCTP comes from usrsctp with AF_CONN over our own UDP sockets, driven only from the
- * caller's progress loop: no hidden threads. Each endpoint sends on an association it
- * initiated over every usable (local address, remote address) pair, so SCTP's path management
- * (heartbeats, primary path, failover, optional CMT) works on the real paths.
+ * Completions. Everything the core has for its user -- a received message, a finished send, a
+ * receive buffer handed back, an event -- is a completion entry (struct sctpt_cqe), delivered
+ * exactly once to the handler that owns the message's context: layers share one endpoint by
+ * registering handlers for disjoint context ranges (sctpt_handler_add); cfg.handler takes the
+ * contexts nobody claimed. A handler with a complete() function is called from sctpt_progress
+ * and sctpt_wait with no core lock held (it may send, add peers, even progress: a nested
+ * progress does not dispatch), one entry at a time and in order, by one thread at a time per
+ * endpoint. A handler without one has its entries polled with sctpt_cq_read, as fi_cq_read.
  *
- * Threading: every call may be made from any thread (MPI_THREAD_MULTIPLE). An endpoint has one
- * recursive lock; callbacks run with it held, in the thread that called sctpt_progress,
- * sctpt_wait or sctpt_send, so a callback may call sctpt_send but must not block waiting for
- * another thread that uses the same endpoint.
+ * The engine beneath (usrsctp, with AF_CONN over our own UDP sockets) is driven only from the
+ * caller's progress loop: no hidden threads of ours.
+ *
+ * Threading: every call may be made from any thread (MPI_THREAD_MULTIPLE). Only recv_buf,
+ * stream_map and rails run with the core's lock held: they must not call the core.
  *
  * Errors are negative errno values; sctpt_last_error() gives a message naming the peer.
  */
@@ -38,23 +43,6 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 #define SCTPT_MAX_ADDRS 8     /* local or remote addresses (NICs) per endpoint */
 #define SCTPT_MAX_STREAMS 256
 #define SCTPT_MAX_RAILS SCTPT_MAX_ADDRS /* striped rails per peer */
-/* Contexts at and above this are reserved for layers inside the project (the iWARP layer
- * uses SCTPT_CTX_IW | qp): MPI layers keep their own contexts below it. */
-#define SCTPT_CTX_RESERVED 0xfff00000u
-#define SCTPT_CTX_IW 0xfff00000u  /* | qp number, below 0xf0000 */
-#define SCTPT_CTX_NVM 0xffff0000u /* the NIC VM's link (nvm/nvm_link_sctpt.c) */
-#define SCTPT_CTX_IS_IW(c) ((c) >= SCTPT_CTX_IW && (c) < SCTPT_CTX_NVM)
-
-/* A received message. data is valid only during the recv callback. */
-struct sctpt_msg {
-	sctpt_peer_t peer;
-	uint32_t context;
-	int32_t tag;
-	uint16_t stream;
-	const void *data;
-	size_t len;
-	void *buf_cookie; /* what recv_buf returned for this message, or NULL */
-};
 
 enum sctpt_event_type {
 	SCTPT_EV_ASSOC_UP = 1,  /* an association with the peer is established */
@@ -81,30 +69,60 @@ struct sctpt_rail {
 	uint32_t local, remote;
 };
 
-/* Callbacks; all optional but recv. They run with the endpoint lock held (see above). */
-struct sctpt_ops {
-	/* A complete message, in order per (peer, context) unless sent unordered. */
-	void (*recv)(void *arg, const struct sctpt_msg *msg);
-	/* Where to reassemble a message of len bytes that arrives in fragments (len > frag_size);
-	 * return a buffer of at least len bytes, or NULL to let the core allocate. *cookie is
-	 * passed back in sctpt_msg.buf_cookie. Receiving straight into it avoids a copy. */
+/* What a completion entry reports. */
+enum sctpt_cqe_kind {
+	SCTPT_CQE_RECV = 1, /* a message: status 0, data/len; or status < 0: the recv_buf
+			     * buffer in cookie comes back unfilled (its message was abandoned:
+			     * peer lost, protocol error, endpoint closed) */
+	SCTPT_CQE_SEND,     /* a send that returned 0 (queued) finished: status 0, or -EPIPE (peer
+			     * lost or closed), -ECANCELED (endpoint closed) */
+	SCTPT_CQE_EVENT,    /* ev; every handler that asked for events gets each one */
+};
+
+struct sctpt_cqe {
+	enum sctpt_cqe_kind kind;
+	int status;
+	sctpt_peer_t peer;
+	uint32_t context;
+	int32_t tag;
+	uint16_t stream;
+	const void *data;   /* RECV: the message; valid until the entry is released */
+	size_t len;
+	void *cookie;       /* SEND: sctpt_send's cookie; RECV: what recv_buf gave, or NULL */
+	struct sctpt_event ev; /* EVENT (ev.what valid until the entry is released) */
+	void *entry_;       /* the core's */
+};
+
+/*
+ * A layer's share of an endpoint: contexts lo..hi (inclusive), disjoint from every other
+ * handler's. All functions optional.
+ */
+struct sctpt_handler {
+	uint32_t lo, hi;
+	/* Each completion for these contexts, outside the core's lock; the entry is released
+	 * when it returns (copy what must outlive it). NULL: sctpt_cq_read polls them. */
+	void (*complete)(void *arg, const struct sctpt_cqe *c);
+	/* Where to reassemble a message of len bytes that arrives in fragments; return a buffer
+	 * of at least len bytes (and a cookie that comes back in the RECV entry), or NULL to let
+	 * the core allocate. Runs with the core's lock held: allocate, nothing more. */
 	void *(*recv_buf)(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 			  void **cookie);
-	/* A send that returned 0 (queued) finished: status 0, or a negative errno if the peer was
-	 * lost before the message was handed to SCTP. */
-	void (*send_done)(void *arg, void *cookie, int status);
-	void (*event)(void *arg, const struct sctpt_event *ev);
+	int events;         /* 1: this handler also gets the endpoint's events */
+	void *arg;
+};
+
+/* Endpoint-wide hooks; they run with the core's lock held and must not call the core. */
+struct sctpt_ops {
 	/* Replaces the (context, tag) -> stream mapping; must return 1..nstreams-1 (0 is control). */
 	uint16_t (*stream_map)(void *arg, uint32_t context, int32_t tag, uint16_t nstreams);
 	/*
-	 * Striping (issue 8): called once by sctpt_peer_add with the peer's card and NIC
-	 * addresses and this endpoint's own; fills out[0..max) with the rails to this peer,
-	 * best first, and returns how many (0: the peer is not striped and gets the one
-	 * multihomed association). Each rail is its own association pinned to its (local NIC,
-	 * remote NIC) pair; the core stripes over them (see "Striping" below). Both ends must
-	 * stripe to each other. For a Flat Neighborhood Network, routing/fnn's
-	 * fnn_stripe_addrs fills it in one call (fnn_stripe_pairs by addresses). The local
-	 * addresses must be among the endpoint's own.
+	 * Striping: called once by sctpt_peer_add with the peer's card and NIC addresses and
+	 * this endpoint's own; fills out[0..max) with the rails to this peer, best first, and
+	 * returns how many (0: the peer is not striped and gets the one multihomed association).
+	 * Each rail is its own association pinned to its (local NIC, remote NIC) pair; the core
+	 * stripes over them (see "Striping" below). Both ends must stripe to each other. For a
+	 * Flat Neighborhood Network, routing/fnn's fnn_stripe_addrs fills it in one call
+	 * (fnn_stripe_pairs by addresses). The local addresses must be among the endpoint's own.
 	 */
 	int (*rails)(void *arg, const char *card, const uint32_t *peer_addrs, int npeer,
 		     const uint32_t *my_addrs, int nmine, struct sctpt_rail *out, int max);
@@ -126,7 +144,9 @@ struct sctpt_config {
 	uint64_t max_msg_size;   /* larger incoming messages are a protocol error (4 GiB): a
 				  * message's buffer is allocated when its first fragment arrives */
 	uint32_t path_mtu;       /* 0: from the interface MTU (loopback: 64000) */
-	int cmt;                 /* usrsctp concurrent multipath transfer (off) */
+	int cmt;                 /* usrsctp concurrent multipath transfer (off); with usrsctp,
+				  * cmt, crc32c and streams are per process: an endpoint that
+				  * asks for other values than one already open is refused */
 	int crc32c;              /* compute/verify SCTP CRC32c; off: the UDP checksum covers the
 				  * packet (all peers must agree) */
 	int rto_min_ms, rto_max_ms, rto_initial_ms; /* retransmission timeouts (20, 1000, 200) */
@@ -144,6 +164,9 @@ struct sctpt_config {
 				  * live rail with the lowest RTT; larger ones are split by
 				  * fragment across the live rails in proportion to their rates
 				  * (16 KiB) */
+	const char *backend;     /* the SCTP engine: "usrsctp" (NULL: the default) */
+	struct sctpt_handler handler; /* contexts no sctpt_handler_add claimed (lo/hi unused;
+				       * events 1 after sctpt_config_init) */
 	struct sctpt_ops ops;
 };
 
@@ -206,6 +229,7 @@ struct sctpt_peer_stats {
 	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags_dropped;
 	uint64_t rail_stalls;       /* times a live rail stopped moving data and its
 				     * unacknowledged fragments were re-sent on the others */
+	uint64_t unclaimed;         /* messages dropped: no handler for their context */
 };
 
 enum sctpt_peer_state {
@@ -219,7 +243,9 @@ enum sctpt_peer_state {
 void sctpt_config_init(struct sctpt_config *cfg);
 int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **ep);
 /* Flushes queued sends and waits until SCTP has them acknowledged, for at most 2 s, then
- * aborts the associations. */
+ * aborts the associations. Sends still queued complete with -ECANCELED and recv_buf buffers
+ * of unfinished messages come back (status -ECANCELED): to the handlers with a complete
+ * function before it returns; entries of polled handlers are released unread. */
 void sctpt_close(struct sctpt_ep *ep);
 
 /* This endpoint's business card: "sctpt1 <udp port> <sctp port> <ip> [<ip> ...]". */
@@ -229,13 +255,27 @@ sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card);
 
 /*
  * Sends iov as one message. Returns 1 if the data was handed to SCTP already (iov reusable,
- * no send_done), 0 if queued (iov must stay valid until send_done(cookie)), < 0 on error
- * (-EPIPE: the peer is lost; -EINVAL: bad arguments).
+ * no completion), 0 if queued (iov must stay valid until its one SCTPT_CQE_SEND entry, which
+ * goes to the handler of `context`), < 0 on error, with no completion (-EPIPE: the peer is
+ * lost; -EINVAL: bad arguments).
  */
 int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
 	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie);
 
-/* Non-blocking: moves packets, timers, sends and deliveries; returns how many it handled. */
+/* Claims contexts h->lo..h->hi for a layer: returns the handler's id (> 0), -EEXIST if the
+ * range overlaps another handler's, -EINVAL if it is empty. */
+int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h);
+/* Gives the range back; entries still queued for it are released unread (sends queued on its
+ * contexts complete into nothing: remove a handler once its sends are done). */
+void sctpt_handler_remove(struct sctpt_ep *ep, int id);
+/* Up to max entries of handler id (0: cfg.handler) that has no complete function, oldest
+ * first; each must be given back with sctpt_cq_release. Does not progress. */
+int sctpt_cq_read(struct sctpt_ep *ep, int id, struct sctpt_cqe *out, int max);
+void sctpt_cq_release(struct sctpt_ep *ep, struct sctpt_cqe *c, int n);
+
+/* Non-blocking: moves packets, timers and sends, then hands completions to the handlers with a
+ * complete function; returns how many things it handled (completions queued for
+ * sctpt_cq_read count too). */
 int sctpt_progress(struct sctpt_ep *ep);
 /* Blocks until something was handled or timeout_ms passed (-1: forever); returns the count. */
 int sctpt_wait(struct sctpt_ep *ep, int timeout_ms);
@@ -243,7 +283,8 @@ int sctpt_wait(struct sctpt_ep *ep, int timeout_ms);
 int sctpt_pending(struct sctpt_ep *ep, sctpt_peer_t peer);
 
 int sctpt_peer_state(struct sctpt_ep *ep, sctpt_peer_t peer);
-const char *sctpt_peer_name(struct sctpt_ep *ep, sctpt_peer_t peer); /* its card */
+/* Its card, into buf; returns buf, or "(no such peer)". */
+const char *sctpt_peer_name(struct sctpt_ep *ep, sctpt_peer_t peer, char *buf, size_t len);
 int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t peer, struct sctpt_peer_stats *st);
 uint16_t sctpt_streams(struct sctpt_ep *ep);
 /* The last error message of the calling thread, naming the peer or file involved. */

@@ -8,10 +8,12 @@
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sys/queue.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 #define SCTPT_CARD_MAX_LEN SCTPT_CARD_MAX
+#define SCTPT_CQE_INLINE 256 /* received messages up to this size are copied into their entry */
 
 /* Records a message for sctpt_last_error() and returns code. */
 int sctpt_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -51,7 +53,7 @@ struct sctpt_sel {
 };
 
 struct sctpt_txmsg {
-	struct sctpt_txmsg *next;
+	STAILQ_ENTRY(sctpt_txmsg) link;
 	struct sctpt_hdr hdr;
 	uint16_t stream;
 	int iovcnt, iov_idx;
@@ -62,16 +64,23 @@ struct sctpt_txmsg {
 	int internal;              /* ours (CLOSE): no send_done */
 };
 
-struct sctpt_txq {
-	struct sctpt_txmsg *head, *tail;
-};
+STAILQ_HEAD(sctpt_txq, sctpt_txmsg);
 
 /* A copy of one fragment (envelope + payload) given to a rail, kept until SCTP has it
- * acknowledged, or waiting to be re-sent after its rail failed. */
+ * acknowledged, or waiting to be re-sent after its rail failed. Fixed-size (ep->buf_len of
+ * data), from the endpoint's free list. */
 struct sctpt_rfrag {
-	struct sctpt_rfrag *next;
+	STAILQ_ENTRY(sctpt_rfrag) link;
 	uint16_t stream;
 	size_t len;
+	uint8_t data[];
+};
+STAILQ_HEAD(sctpt_rfragq, sctpt_rfrag);
+
+/* A receive staging buffer (envelope + one fragment: ep->buf_len bytes), from the endpoint's
+ * pool: a message read whole into it is handed on with it, not copied out. */
+struct sctpt_rxbuf {
+	SLIST_ENTRY(sctpt_rxbuf) link;
 	uint8_t data[];
 };
 
@@ -88,7 +97,7 @@ struct sctpt_rail_st {
 	int live;                  /* assoc_out connecting or up, not failed */
 	int ever_up;
 	uint64_t down_ms;          /* when it last failed (reconnects wait a little) */
-	struct sctpt_rfrag *head, *tail;
+	struct sctpt_rfragq copies;
 	uint64_t held;             /* bytes of the copies */
 	uint64_t released;         /* bytes released since the last rate sample */
 	uint64_t rate;             /* bytes/s, 0: unknown */
@@ -115,15 +124,22 @@ struct sctpt_rxmsg {
 	struct sctpt_order_item order; /* first: the order table links through it */
 	struct sctpt_hdr hdr;          /* of the first fragment */
 	uint16_t stream;
+	int handler;                   /* whose context it is */
 	uint8_t *buf;
 	size_t got;
-	int owned;                     /* buf is ours to free */
-	void *cookie;                  /* from recv_buf */
-	/* striped peers: messages being reassembled, and which fragments arrived (bit
-	 * offset / 512: fragments are at least 512 bytes) */
-	struct sctpt_rxmsg *rnext;
-	uint8_t *bits;
+	void *owned;                   /* buf's allocation, ours to free (or NULL) */
+	struct sctpt_rxbuf *rxb;       /* ... or the staging buffer it was read into */
+	void *cookie;                  /* from recv_buf: buf is the handler's */
+	/* striped peers: messages being reassembled, and the byte ranges that arrived (sorted,
+	 * adjacent ones merged; an overlap is refused, so the message is whole when the
+	 * ranges add up to its length) */
+	LIST_ENTRY(sctpt_rxmsg) rlink;
+	struct sctpt_span {
+		uint64_t lo, hi;
+	} *spans;
+	uint32_t nspans, cap_spans;
 };
+LIST_HEAD(sctpt_rxlist, sctpt_rxmsg);
 
 struct sctpt_peer {
 	struct sctpt_ep *ep;
@@ -151,13 +167,14 @@ struct sctpt_peer {
 	/* striping (nrails > 0): rails, fragments to re-send, reassembly, duplicates */
 	int nrails;
 	struct sctpt_rail_st *rails;
-	struct sctpt_rfrag *resend_head, *resend_tail;
+	struct sctpt_rfragq resend;
 	uint32_t unord_id;          /* last id given to an unordered message */
-	struct sctpt_rxmsg *rxlist;
+	struct sctpt_rxlist rxlist;
 	struct sctpt_seen seen;
 	uint64_t all_down_ms;       /* since when no rail has been live (0: one is) */
 	int close_sent;             /* our CLOSE is queued: the peer's ABORT ends it */
 	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags, rail_stalls;
+	uint64_t unclaimed;
 };
 
 struct sctpt_udp {
@@ -184,9 +201,32 @@ struct sctpt_rxcur {
 	struct sctpt_rxmsg *frag;  /* reassembly target */
 };
 
+/* A completion entry: what the user sees (c) and what the core frees on release. */
+struct sctpt_cqent {
+	STAILQ_ENTRY(sctpt_cqent) link;
+	struct sctpt_cqe c;
+	int handler;
+	struct sctpt_rxbuf *rxb;   /* data lives in this staging buffer, or */
+	void *owned;               /* ... in this allocation, or inline below */
+	char what[SCTPT_CARD_MAX + 96];
+	uint8_t inline_data[SCTPT_CQE_INLINE];
+};
+STAILQ_HEAD(sctpt_cqq, sctpt_cqent);
+
+#define SCTPT_MAX_HANDLERS 16 /* [0] is cfg.handler */
+struct sctpt_hslot {
+	int used;
+	struct sctpt_handler h;
+	struct sctpt_cqq polled;   /* entries waiting for sctpt_cq_read (no complete function) */
+};
+
+struct sctpt_backend;
+
 struct sctpt_ep {
 	pthread_mutex_t lock;
+	pthread_mutex_t dispatch;  /* one thread hands out completions at a time */
 	struct sctpt_config cfg;
+	const struct sctpt_backend *be;
 	int nudp;
 	struct sctpt_udp udp[SCTPT_MAX_ADDRS];
 	uint16_t udp_port;
@@ -196,48 +236,123 @@ struct sctpt_ep {
 	struct sctpt_peer **peers;
 	int npeers, cap_peers;
 	int tx_peers;              /* peers with queued sends */
-	uint8_t *stage;            /* receive staging buffer */
-	size_t stage_len;
-	uint8_t *txbuf;            /* envelope + fragment, contiguous for usrsctp_sendv */
+	size_t buf_len;            /* envelope + one fragment */
+	struct sctpt_rxbuf *stage; /* receive staging buffer */
+	uint8_t *txbuf;            /* envelope + fragment, contiguous for the engine's send */
+	uint8_t *rx_dgrams;        /* the UDP layer's receive batch */
 	struct sctpt_rxcur cur;
 	char card[SCTPT_CARD_MAX];
-	int nosock;                /* test endpoint: no sockets, no usrsctp */
 	int rail_peers;            /* peers with rails */
+	struct sctpt_hslot handlers[SCTPT_MAX_HANDLERS];
+	struct sctpt_cqq done;     /* entries for handlers with a complete function, in order */
+	int ndone, npolled;
+	/* free lists: no allocation per message, per fragment or per completion */
+	struct sctpt_txq free_tx;
+	SLIST_HEAD(, sctpt_rxbuf) free_bufs;
+	struct sctpt_rfragq free_frags;
+	struct sctpt_cqq free_cq;
+	int nfree_tx, nfree_bufs, nfree_frags, nfree_cq;
 };
 
-/* Socket layer: all usrsctp calls live in sctpt_usrsctp.c behind these; a kernel-SCTP
- * backend would provide the same functions. */
-int sctpt_sock_open(struct sctpt_ep *ep);
-void sctpt_sock_close(struct sctpt_ep *ep);
-int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p);
-void sctpt_sock_forget(struct sctpt_ep *ep, struct sctpt_peer *p);
-/* One SCTP message on the peer's outgoing association: 0, -EAGAIN (buffer full), < 0. */
-int sctpt_sock_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, const void *buf,
-		    size_t len);
-/* Brackets (nesting) around calls into usrsctp that may send in bursts: the packets are
- * batched per destination and sent with UDP GSO at the outermost end. Per thread. */
-void sctpt_sock_tx_begin(void);
-void sctpt_sock_tx_end(void);
-/* Reads UDP datagrams into usrsctp and runs its timers; returns datagrams handled. */
-int sctpt_sock_input(struct sctpt_ep *ep);
-/* Reads from the receive socket: bytes, -EAGAIN, or < 0. *eor when the message ended. */
-int sctpt_sock_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
-		    uint16_t *stream, int *eor);
-/* Handles pending notifications on the send socket; returns how many. */
-int sctpt_sock_events(struct sctpt_ep *ep);
-int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
-int sctpt_sock_wait(struct sctpt_ep *ep, int timeout_ms); /* poll the UDP sockets */
-/* Data chunks SCTP still holds for our peers (queued or sent but not acknowledged). */
-int sctpt_sock_unacked(struct sctpt_ep *ep);
+#define SCTPT_FREE_KEEP 256 /* items of each kind a free list keeps; more are freed */
 
-/* Rails of striped peers. connect: a new association on the rail's pinned address; send:
- * like sctpt_sock_send on the rail's association; held: the bytes SCTP holds for it (queued
- * or unacknowledged), < 0 if it cannot tell; info: srtt and cwnd of its path. */
-int sctpt_sock_rail_connect(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
-int sctpt_sock_rail_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
-			 uint16_t stream, const void *buf, size_t len);
-int64_t sctpt_sock_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r);
-void sctpt_sock_rail_info(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
+/* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
+/* The handler of a context (0: cfg.handler). */
+int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context);
+/* Queues a RECV entry for handler hid; the data moves with rxb or owned (one of them, or
+ * neither: copied, or the handler's own recv_buf buffer). */
+void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
+		   uint16_t stream, const uint8_t *data, size_t len, void *cookie,
+		   struct sctpt_rxbuf *rxb, void *owned, int status);
+void sctpt_cq_send(struct sctpt_ep *ep, uint32_t context, void *cookie, int status);
+void sctpt_cq_event(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_peer *p, int err,
+		    int path, const char *what);
+/* Hands queued entries to their handlers; called without the lock. */
+int sctpt_cq_dispatch(struct sctpt_ep *ep);
+void sctpt_cq_fini(struct sctpt_ep *ep);
+
+/* ---- sctpt_ep.c: free lists (under the lock) ---- */
+struct sctpt_txmsg *sctpt_txmsg_get(struct sctpt_ep *ep);
+void sctpt_txmsg_put(struct sctpt_ep *ep, struct sctpt_txmsg *m);
+struct sctpt_rxbuf *sctpt_rxbuf_get(struct sctpt_ep *ep);
+void sctpt_rxbuf_put(struct sctpt_ep *ep, struct sctpt_rxbuf *b);
+struct sctpt_rfrag *sctpt_rfrag_get(struct sctpt_ep *ep);
+void sctpt_rfrags_put(struct sctpt_ep *ep, struct sctpt_rfragq *q);
+
+/* ---- sctpt_peer.c ---- */
+struct sctpt_peer *sctpt_peer_get(struct sctpt_ep *ep, sctpt_peer_t id);
+void sctpt_peer_fail(struct sctpt_ep *ep, struct sctpt_peer *p, int err);
+void sctpt_peer_closed(struct sctpt_ep *ep, struct sctpt_peer *p);
+void sctpt_peer_free(struct sctpt_ep *ep, struct sctpt_peer *p);
+void sctpt_report_paths(struct sctpt_ep *ep);
+
+/* ---- sctpt_send.c ---- */
+/* Fragments of stream heads to SCTP until its buffer is full: how many, or < 0 (failed). */
+int sctpt_push_peer(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txmsg *inline_msg,
+		    int *inline_done);
+/* Fails every queued send of p with status: one completion each. */
+void sctpt_tx_fail_all(struct sctpt_ep *ep, struct sctpt_peer *p, int status);
+void sctpt_send_close(struct sctpt_ep *ep);
+
+/* ---- sctpt_recv.c ---- */
+int sctpt_receive(struct sctpt_ep *ep);
+/* Gives back what p has half-received (recv_buf buffers come back with status) and what is
+ * held for order. */
+void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status);
+
+/* ---- sctpt_rail.c: striping ---- */
+int sctpt_rail_place(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rfrag *f);
+/* Copies of failed or stalled rails onto the others: how many, until one cannot be placed. */
+int sctpt_rail_resend(struct sctpt_ep *ep, struct sctpt_peer *p);
+void sctpt_rails_tend(struct sctpt_ep *ep, struct sctpt_peer *p);
+/* An association of a rail came up (t ASSOC_UP) or failed (ASSOC_DOWN); in: the peer's. */
+void sctpt_on_rail(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r, int in,
+		   enum sctpt_event_type t);
+int sctpt_rail_dup(struct sctpt_peer *p, const struct sctpt_hdr *h);
+int sctpt_seen_add(struct sctpt_seen *s, uint32_t id);
+
+/*
+ * The SCTP engine beneath the core, behind an ops table: usrsctp today; a second engine or a
+ * fake one for unit tests sits beside it. Everything runs under ep->lock. Peers' paths and
+ * rails are the core's; the engine owns associations and reports what happens to them
+ * through sctpt_on_* (below).
+ */
+struct sctpt_backend {
+	const char *name;
+	/* Sockets and engine; sets ep->udp_port and ep->rport (the card's ports). */
+	int (*open)(struct sctpt_ep *ep);
+	void (*close)(struct sctpt_ep *ep);
+	/* Starts the peer's outgoing association (p->assoc_out), or rail r's (r->assoc_out;
+	 * r->live once under way). */
+	int (*connect)(struct sctpt_ep *ep, struct sctpt_peer *p);
+	int (*rail_connect)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
+	void (*forget)(struct sctpt_ep *ep, struct sctpt_peer *p);
+	/* One SCTP message on p's association (r NULL) or rail r's: 0, -EAGAIN (full), < 0. */
+	int (*send)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
+		    uint16_t stream, const void *buf, size_t len);
+	/* Brackets (nesting, per thread) around bursts of sends: packets leave in batches. */
+	void (*tx_begin)(struct sctpt_ep *ep);
+	void (*tx_end)(struct sctpt_ep *ep);
+	/* Packets in, timers, notifications; returns how many things it handled. */
+	int (*input)(struct sctpt_ep *ep);
+	/* Reads received messages: bytes, -EAGAIN, or < 0; *eor when the message ended. */
+	int (*recv)(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
+		    uint16_t *stream, int *eor);
+	/* Bytes SCTP holds for rail r (queued or unacknowledged), < 0 if it cannot tell; and
+	 * its path's srtt and cwnd into r. */
+	int64_t (*rail_held)(struct sctpt_ep *ep, struct sctpt_rail_st *r);
+	void (*rail_info)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
+	/* Data chunks SCTP still holds for peers that may take them. */
+	int (*unacked)(struct sctpt_ep *ep);
+	int (*peer_stats)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
+	/* Sleeps until input may be there, at most timeout_ms. */
+	int (*wait)(struct sctpt_ep *ep, int timeout_ms);
+};
+
+extern const struct sctpt_backend sctpt_backend_usrsctp;
+/* Makes a backend selectable by name through cfg.backend (tests register their fake one). */
+int sctpt_backend_register(const struct sctpt_backend *be);
+
 uint64_t sctpt_now_ms(void);
 
 /* Called by the socket layer. */
@@ -246,9 +361,8 @@ struct sctpt_peer *sctpt_peer_by_udp(struct sctpt_ep *ep, const struct sockaddr_
 void sctpt_on_assoc(struct sctpt_ep *ep, struct sctpt_peer *p, enum sctpt_event_type t, int err);
 void sctpt_on_path(struct sctpt_ep *ep, struct sctpt_path *path, enum sctpt_event_type t);
 void sctpt_on_send_failed(struct sctpt_ep *ep, struct sctpt_peer *p, int err);
-/* An association of a rail came up (t ASSOC_UP) or failed (ASSOC_DOWN); in: the peer's. */
-void sctpt_on_rail(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r, int in,
-		   enum sctpt_event_type t);
+/* A peer known only from its packets (cfg.accept_unknown), by the card they imply. */
+struct sctpt_peer *sctpt_peer_adopt(struct sctpt_ep *ep, const char *card);
 
 /* Test and fuzz hooks: an endpoint without sockets (it can only receive what is injected),
  * and one received SCTP message handed to the receive path as if read from the socket. */

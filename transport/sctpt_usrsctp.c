@@ -47,11 +47,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-uint64_t sctpt_now_ms(void)
-{
-	return now_ms();
-}
-
 /*
  * Sends len bytes at buf to path as datagrams of seg bytes each (the last may be shorter):
  * one sendmsg with UDP GSO (UDP_SEGMENT), so the stack is walked once per batch while the
@@ -142,7 +137,7 @@ static void sel_send(struct sctpt_sel *sel, int i, const uint8_t *buf, size_t le
 /*
  * Transmit batching. usrsctp hands conn_output one packet at a time, and at Ethernet MTUs the
  * kernel's cost per datagram (route, qdisc, device, softirq) is most of a transfer's CPU.
- * Between sctpt_sock_tx_begin and _end (around the progress engine's calls into usrsctp)
+ * Between tx_begin and tx_end (around the progress engine's calls into usrsctp)
  * packets are copied into per-thread slots, one per (selector, path), and each slot goes out
  * in one path_send when it is full, when a packet does not fit its segment size, or at the
  * outermost _end. Packets of one selector and path keep their order; across slots there is
@@ -184,8 +179,9 @@ static void slot_flush(struct txslot *s)
 	s->nseg = 0;
 }
 
-void sctpt_sock_tx_begin(void)
+static void tx_begin(struct sctpt_ep *ep)
 {
+	(void)ep;
 	if (!t_tx) {
 		pthread_once(&g_tx_once, tx_key_make);
 		t_tx = calloc(1, sizeof(*t_tx));
@@ -202,8 +198,9 @@ static void tx_flush_all(void)
 		slot_flush(&t_tx->slot[k]);
 }
 
-void sctpt_sock_tx_end(void)
+static void tx_end(struct sctpt_ep *ep)
 {
+	(void)ep;
 	if (t_tx && --t_tx->depth == 0)
 		tx_flush_all();
 }
@@ -271,21 +268,40 @@ static int conn_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t s
 	return 0;
 }
 
+/* The settings usrsctp has once per process, as the first open endpoint asked for them. */
+static struct {
+	int crc32c, cmt;
+	uint16_t streams;
+} g_set;
+
 static int global_init(const struct sctpt_config *cfg)
 {
+	int rc = 0;
 	pthread_mutex_lock(&g_lock);
-	if (g_refs++ == 0) {
+	if (g_refs == 0) {
 		usrsctp_init_nothreads(0, conn_output, NULL);
 		usrsctp_sysctl_set_sctp_ecn_enable(1);
 		usrsctp_sysctl_set_sctp_nr_outgoing_streams_default(cfg->streams);
-		if (!cfg->crc32c)
+		if (cfg->crc32c)
+			usrsctp_disable_crc32c_offload();
+		else
 			usrsctp_enable_crc32c_offload();
-		if (cfg->cmt)
-			usrsctp_sysctl_set_sctp_cmt_on_off(SCTP_CMT_RPV2);
+		usrsctp_sysctl_set_sctp_cmt_on_off(cfg->cmt ? SCTP_CMT_RPV2 : 0);
+		g_set.crc32c = !!cfg->crc32c;
+		g_set.cmt = !!cfg->cmt;
+		g_set.streams = cfg->streams;
 		g_last_tick_ms = now_ms();
+	} else if (g_set.crc32c != !!cfg->crc32c || g_set.cmt != !!cfg->cmt ||
+		   g_set.streams != cfg->streams) {
+		rc = sctpt_err(-EINVAL, "usrsctp takes crc32c, cmt and streams once per process: an "
+			       "endpoint is open with crc32c %d, cmt %d, %u streams; this one asks "
+			       "for %d, %d, %u", g_set.crc32c, g_set.cmt, g_set.streams,
+			       !!cfg->crc32c, !!cfg->cmt, cfg->streams);
 	}
+	if (rc == 0)
+		g_refs++;
 	pthread_mutex_unlock(&g_lock);
-	return 0;
+	return rc;
 }
 
 static void global_fini(void)
@@ -454,7 +470,7 @@ static int udp_open(struct sctpt_ep *ep)
 				return sctpt_err(-errno, "UDP socket: %s", strerror(errno));
 			int buf = 8 << 20, one = 1;
 			/* coalesced datagrams (a GSO send that crossed veths and bridges whole, or
-			 * NIC GRO) come up in one read; sctpt_sock_input splits them */
+			 * NIC GRO) come up in one read; us_input splits them */
 			setsockopt(ep->udp[i].fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 			atomic_store(&ep->udp[i].gso, 1);
 			if (setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) != 0)
@@ -475,14 +491,22 @@ static int udp_open(struct sctpt_ep *ep)
 			 strerror(-rc));
 }
 
-int sctpt_sock_open(struct sctpt_ep *ep)
+static void us_close(struct sctpt_ep *ep);
+
+static int us_open(struct sctpt_ep *ep)
 {
 	for (int i = 0; i < SCTPT_MAX_ADDRS; i++)
 		ep->udp[i].fd = -1;
-	int rc = udp_open(ep);
+	int rc = global_init(&ep->cfg);
 	if (rc)
 		return rc;
-	global_init(&ep->cfg);
+	if ((rc = udp_open(ep)) != 0) {
+		for (int i = 0; i < ep->nudp; i++)
+			if (ep->udp[i].fd >= 0)
+				close(ep->udp[i].fd);
+		global_fini();
+		return rc;
+	}
 	pthread_mutex_lock(&g_lock);
 	ep->sport = (uint16_t)g_next_port;
 	ep->rport = (uint16_t)(g_next_port + 1);
@@ -492,7 +516,7 @@ int sctpt_sock_open(struct sctpt_ep *ep)
 	ep->s_recv = ep->s_send ? open_sctp(ep, ep->rport, 1) : NULL;
 	if (!ep->s_recv) {
 		rc = sctpt_err(-EIO, "%s", sctpt_last_error());
-		sctpt_sock_close(ep);
+		us_close(ep);
 		return rc;
 	}
 	return 0;
@@ -507,7 +531,9 @@ static void abort_close(struct socket *so)
 	usrsctp_close(so);
 }
 
-void sctpt_sock_close(struct sctpt_ep *ep)
+static void us_forget(struct sctpt_ep *ep, struct sctpt_peer *p);
+
+static void us_close(struct sctpt_ep *ep)
 {
 	if (ep->s_send)
 		abort_close(ep->s_send);
@@ -515,7 +541,7 @@ void sctpt_sock_close(struct sctpt_ep *ep)
 		abort_close(ep->s_recv);
 	ep->s_send = ep->s_recv = NULL;
 	for (int i = 0; i < ep->npeers; i++)
-		sctpt_sock_forget(ep, ep->peers[i]);
+		us_forget(ep, ep->peers[i]);
 	/* Let usrsctp send the ABORTs for what was just closed before the sockets go. */
 	run_timers();
 	for (int i = 0; i < ep->nudp; i++)
@@ -538,7 +564,7 @@ static void register_peer(struct sctpt_peer *p)
 	p->registered = 1;
 }
 
-void sctpt_sock_forget(struct sctpt_ep *ep, struct sctpt_peer *p)
+static void us_forget(struct sctpt_ep *ep, struct sctpt_peer *p)
 {
 	(void)ep;
 	if (!p->registered)
@@ -594,7 +620,7 @@ static int connect_sel(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_s
 	return 0;
 }
 
-int sctpt_sock_rail_connect(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r)
+static int us_rail_connect(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r)
 {
 	sctp_assoc_t id = 0;
 	register_peer(p);
@@ -609,7 +635,7 @@ int sctpt_sock_rail_connect(struct sctpt_ep *ep, struct sctpt_peer *p, struct sc
 		       "SCTP_PLUGGABLE_SS on a rail");
 }
 
-int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
+static int us_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 {
 	sctp_assoc_t id = 0;
 	if (p->anonymous || p->npaths == 0)
@@ -619,7 +645,7 @@ int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 	if (p->nrails) {
 		int ok = 0, rc = 0;
 		for (int i = 0; i < p->nrails; i++) {
-			int e = sctpt_sock_rail_connect(ep, p, &p->rails[i]);
+			int e = us_rail_connect(ep, p, &p->rails[i]);
 			ok += e == 0;
 			rc = e ? e : rc;
 		}
@@ -635,38 +661,25 @@ int sctpt_sock_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 	return 0;
 }
 
-int sctpt_sock_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, const void *buf,
-		    size_t len)
+static int us_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
+		   uint16_t stream, const void *buf, size_t len)
 {
 	struct sctp_sndinfo si = {
 		.snd_sid = stream,
 		.snd_ppid = htonl(SCTPT_PPID),
-		.snd_assoc_id = (sctp_assoc_t)p->assoc_out,
+		.snd_assoc_id = (sctp_assoc_t)(r ? r->assoc_out : p->assoc_out),
 	};
 	if (usrsctp_sendv(ep->s_send, buf, len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0) >= 0)
 		return 0;
 	if (errno == EWOULDBLOCK || errno == EAGAIN)
 		return -EAGAIN;
+	if (r)
+		return sctpt_err(-errno, "peer %s: send on rail %d stream %u: %s", p->card, r->index,
+				 stream, strerror(errno));
 	return sctpt_err(-errno, "peer %s: send on stream %u: %s", p->card, stream, strerror(errno));
 }
 
-int sctpt_sock_rail_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
-			 uint16_t stream, const void *buf, size_t len)
-{
-	struct sctp_sndinfo si = {
-		.snd_sid = stream,
-		.snd_ppid = htonl(SCTPT_PPID),
-		.snd_assoc_id = (sctp_assoc_t)r->assoc_out,
-	};
-	if (usrsctp_sendv(ep->s_send, buf, len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0) >= 0)
-		return 0;
-	if (errno == EWOULDBLOCK || errno == EAGAIN)
-		return -EAGAIN;
-	return sctpt_err(-errno, "peer %s: send on rail %d stream %u: %s", p->card, r->index,
-			 stream, strerror(errno));
-}
-
-int64_t sctpt_sock_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r)
+static int64_t us_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r)
 {
 	struct sctpt_sockstat ss = {.ss_assoc_id = (sctp_assoc_t)r->assoc_out};
 	socklen_t l = sizeof(ss);
@@ -676,7 +689,7 @@ int64_t sctpt_sock_rail_held(struct sctpt_ep *ep, struct sctpt_rail_st *r)
 	return ss.ss_total_sndbuf;
 }
 
-void sctpt_sock_rail_info(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r)
+static void us_rail_info(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r)
 {
 	struct sctp_paddrinfo pi;
 	struct sockaddr_conn *sc = (struct sockaddr_conn *)&pi.spinfo_address;
@@ -848,7 +861,7 @@ static void handle_notification(struct sctpt_ep *ep, const union sctp_notificati
 	}
 }
 
-int sctpt_sock_events(struct sctpt_ep *ep)
+static int us_events(struct sctpt_ep *ep)
 {
 	union {
 		union sctp_notification n;
@@ -872,8 +885,8 @@ int sctpt_sock_events(struct sctpt_ep *ep)
 	return count;
 }
 
-int sctpt_sock_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
-		    uint16_t *stream, int *eor)
+static int us_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
+		   uint16_t *stream, int *eor)
 {
 	for (;;) {
 		struct sockaddr_conn from;
@@ -918,7 +931,7 @@ static void path_alive(struct sctpt_path *path, uint64_t now)
 
 /* A packet for our receive socket from a peer nobody introduced (cfg.accept_unknown): its
  * card follows from the UDP source and the SCTP source port, as every endpoint sends from
- * port rport - 1 (sctpt_sock_open). */
+ * port rport - 1 (us_open). */
 static struct sctpt_peer *adopt_peer(struct sctpt_ep *ep, const uint8_t *buf,
 				     const struct sockaddr_in *from, int *pi)
 {
@@ -928,7 +941,7 @@ static struct sctpt_peer *adopt_peer(struct sctpt_ep *ep, const uint8_t *buf,
 	    !inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip)))
 		return NULL;
 	snprintf(card, sizeof(card), "sctpt1 %u %u %s", ntohs(from->sin_port), sport + 1u, ip);
-	if (sctpt_peer_add(ep, card) < 0)
+	if (!sctpt_peer_adopt(ep, card))
 		return NULL;
 	return sctpt_peer_by_udp(ep, from, pi);
 }
@@ -1022,9 +1035,8 @@ static size_t gro_size(struct msghdr *mh)
 	return 0;
 }
 
-int sctpt_sock_input(struct sctpt_ep *ep)
+static int us_input(struct sctpt_ep *ep)
 {
-	static __thread uint8_t *bufs;
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_in from[RX_BATCH];
@@ -1033,10 +1045,11 @@ int sctpt_sock_input(struct sctpt_ep *ep)
 		struct cmsghdr align;
 	} ctl[RX_BATCH];
 	int count = 0;
-	if (!bufs && !(bufs = malloc((size_t)RX_BATCH * RX_DGRAM)))
-		return -ENOMEM;
+	if (!ep->rx_dgrams && !(ep->rx_dgrams = malloc((size_t)RX_BATCH * RX_DGRAM)))
+		return 0; /* nothing read: SCTP retransmits */
+	uint8_t *bufs = ep->rx_dgrams;
 	uint64_t now = now_ms();
-	sctpt_sock_tx_begin(); /* SACKs and the data they clock out leave in batches */
+	tx_begin(ep); /* SACKs and the data they clock out leave in batches */
 	probe_paths(ep, now);
 	for (int s = 0; s < ep->nudp; s++) {
 		for (int round = 0; round < 8; round++) {
@@ -1071,11 +1084,12 @@ int sctpt_sock_input(struct sctpt_ep *ep)
 	/* timers after the input: a retransmission timer must not fire for data whose SACK
 	 * is waiting in the socket while the caller was busy elsewhere */
 	run_timers();
-	sctpt_sock_tx_end();
+	count += us_events(ep);
+	tx_end(ep);
 	return count;
 }
 
-int sctpt_sock_wait(struct sctpt_ep *ep, int timeout_ms)
+static int us_wait(struct sctpt_ep *ep, int timeout_ms)
 {
 	struct pollfd pfd[SCTPT_MAX_ADDRS];
 	for (int i = 0; i < ep->nudp; i++) {
@@ -1096,7 +1110,7 @@ static int assoc_status(struct socket *so, uint32_t id, struct sctp_status *ss)
 	return id ? usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, ss, &l) : -1;
 }
 
-int sctpt_sock_unacked(struct sctpt_ep *ep)
+static int us_unacked(struct sctpt_ep *ep)
 {
 	struct sctp_status ss;
 	int n = 0;
@@ -1109,13 +1123,13 @@ int sctpt_sock_unacked(struct sctpt_ep *ep)
 		/* a striped peer's data is delivered once no rail keeps a copy: SCTP may still
 		 * hold duplicates on a stalled rail, which need not arrive */
 		for (int k = 0; k < p->nrails; k++)
-			if (p->rails[k].live && p->rails[k].head)
+			if (p->rails[k].live && !STAILQ_EMPTY(&p->rails[k].copies))
 				n++;
 	}
 	return n;
 }
 
-int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st)
+static int us_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st)
 {
 	struct sctp_status ss;
 	uint32_t main_out = p->nrails ? p->rails[0].assoc_out : p->assoc_out;
@@ -1154,7 +1168,7 @@ int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctp
 		ps->primary = atomic_load(&p->sel_out.cur) == i;
 		if (p->nrails) {
 			struct sctpt_rail_st *r = &p->rails[i];
-			sctpt_sock_rail_info(ep, p, r);
+			us_rail_info(ep, p, r);
 			ps->up = path->up && r->live;
 			ps->primary = i == 0;
 			ps->rtt_us = r->srtt_us;
@@ -1178,3 +1192,22 @@ int sctpt_sock_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctp
 	}
 	return 0;
 }
+
+const struct sctpt_backend sctpt_backend_usrsctp = {
+	.name = "usrsctp",
+	.open = us_open,
+	.close = us_close,
+	.connect = us_connect,
+	.rail_connect = us_rail_connect,
+	.forget = us_forget,
+	.send = us_send,
+	.tx_begin = tx_begin,
+	.tx_end = tx_end,
+	.input = us_input,
+	.recv = us_recv,
+	.rail_held = us_rail_held,
+	.rail_info = us_rail_info,
+	.unacked = us_unacked,
+	.peer_stats = us_peer_stats,
+	.wait = us_wait,
+};

@@ -1,0 +1,274 @@
+/*
+ * Completions: every received message, finished send and event becomes one entry, queued for
+ * the handler that owns its context and handed out exactly once, never with ep->lock held.
+ * Entries of handlers with a complete function wait in ep->done, one FIFO, and are dispatched
+ * by one thread at a time (so a handler sees its entries in order); the others wait in their
+ * handler's own queue for sctpt_cq_read.
+ */
+#include "sctpt_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
+#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+
+int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context)
+{
+	for (int i = 1; i < SCTPT_MAX_HANDLERS; i++) {
+		const struct sctpt_hslot *s = &ep->handlers[i];
+		if (s->used && context >= s->h.lo && context <= s->h.hi)
+			return i;
+	}
+	return 0;
+}
+
+static struct sctpt_cqent *ent_get(struct sctpt_ep *ep)
+{
+	struct sctpt_cqent *e = STAILQ_FIRST(&ep->free_cq);
+	if (e) {
+		STAILQ_REMOVE_HEAD(&ep->free_cq, link);
+		ep->nfree_cq--;
+	} else if (!(e = malloc(sizeof(*e)))) {
+		return NULL;
+	}
+	e->rxb = NULL;
+	e->owned = NULL;
+	memset(&e->c, 0, sizeof(e->c));
+	e->c.entry_ = e;
+	return e;
+}
+
+static void ent_put(struct sctpt_ep *ep, struct sctpt_cqent *e)
+{
+	if (e->rxb)
+		sctpt_rxbuf_put(ep, e->rxb);
+	free(e->owned);
+	if (ep->nfree_cq >= SCTPT_FREE_KEEP) {
+		free(e);
+		return;
+	}
+	STAILQ_INSERT_HEAD(&ep->free_cq, e, link);
+	ep->nfree_cq++;
+}
+
+/* Into the handler's queue; an entry nobody will take is released now. */
+static void ent_queue(struct sctpt_ep *ep, struct sctpt_cqent *e, int hid)
+{
+	struct sctpt_hslot *s = &ep->handlers[hid];
+	e->handler = hid;
+	if (!s->used) {
+		ent_put(ep, e);
+	} else if (s->h.complete) {
+		STAILQ_INSERT_TAIL(&ep->done, e, link);
+		ep->ndone++;
+	} else {
+		STAILQ_INSERT_TAIL(&s->polled, e, link);
+		ep->npolled++;
+	}
+}
+
+void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
+		   uint16_t stream, const uint8_t *data, size_t len, void *cookie,
+		   struct sctpt_rxbuf *rxb, void *owned, int status)
+{
+	struct sctpt_cqent *e = ent_get(ep);
+	if (!e) {
+		/* nowhere to say so but the peer: its messages can no longer be delivered */
+		if (rxb)
+			sctpt_rxbuf_put(ep, rxb);
+		free(owned);
+		if (p)
+			sctpt_peer_fail(ep, p, -ENOMEM);
+		return;
+	}
+	e->c.kind = SCTPT_CQE_RECV;
+	e->c.status = status;
+	e->c.peer = p ? p->id : -1;
+	e->c.context = h->context;
+	e->c.tag = h->tag;
+	e->c.stream = stream;
+	e->c.len = len;
+	e->c.cookie = cookie;
+	if (status == 0 && !rxb && !owned && !cookie) {
+		/* the data is on loan (the staging buffer the caller keeps): copied; callers
+		 * hand over the buffer of anything larger than the inline room */
+		if (len > SCTPT_CQE_INLINE && !(owned = e->owned = malloc(len))) {
+			ent_put(ep, e);
+			if (p)
+				sctpt_peer_fail(ep, p, -ENOMEM);
+			return;
+		}
+		uint8_t *d = len > SCTPT_CQE_INLINE ? e->owned : e->inline_data;
+		if (len)
+			memcpy(d, data, len);
+		data = d;
+	} else {
+		e->rxb = rxb;
+		e->owned = owned;
+	}
+	e->c.data = status == 0 ? data : NULL;
+	ent_queue(ep, e, hid);
+}
+
+void sctpt_cq_send(struct sctpt_ep *ep, uint32_t context, void *cookie, int status)
+{
+	struct sctpt_cqent *e = ent_get(ep);
+	if (!e)
+		return; /* out of memory for 1 KiB: the caller's request stays incomplete */
+	e->c.kind = SCTPT_CQE_SEND;
+	e->c.status = status;
+	e->c.peer = -1;
+	e->c.context = context;
+	e->c.cookie = cookie;
+	ent_queue(ep, e, sctpt_handler_of(ep, context));
+}
+
+void sctpt_cq_event(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_peer *p, int err,
+		    int path, const char *what)
+{
+	for (int i = 0; i < SCTPT_MAX_HANDLERS; i++) {
+		if (!ep->handlers[i].used || !ep->handlers[i].h.events)
+			continue;
+		struct sctpt_cqent *e = ent_get(ep);
+		if (!e)
+			return;
+		e->c.kind = SCTPT_CQE_EVENT;
+		e->c.peer = p ? p->id : -1;
+		snprintf(e->what, sizeof(e->what), "%s", what ? what : "");
+		e->c.ev = (struct sctpt_event){.type = t, .peer = e->c.peer, .error = err,
+					       .path = path, .what = e->what};
+		ent_queue(ep, e, i);
+	}
+}
+
+#define DISPATCH_BATCH 32
+
+int sctpt_cq_dispatch(struct sctpt_ep *ep)
+{
+	struct sctpt_cqent *batch[DISPATCH_BATCH];
+	int count = 0;
+	if (!ep->ndone || pthread_mutex_trylock(&ep->dispatch) != 0)
+		return 0; /* nothing, or another thread (or this one, further out) is at it */
+	for (;;) {
+		int n = 0;
+		LOCK(ep);
+		while (n < DISPATCH_BATCH && !STAILQ_EMPTY(&ep->done)) {
+			batch[n++] = STAILQ_FIRST(&ep->done);
+			STAILQ_REMOVE_HEAD(&ep->done, link);
+			ep->ndone--;
+		}
+		UNLOCK(ep);
+		if (!n)
+			break;
+		for (int i = 0; i < n; i++) {
+			/* a handler removed meanwhile gets nothing more */
+			struct sctpt_hslot *s = &ep->handlers[batch[i]->handler];
+			if (s->used && s->h.complete)
+				s->h.complete(s->h.arg, &batch[i]->c);
+		}
+		LOCK(ep);
+		for (int i = 0; i < n; i++)
+			ent_put(ep, batch[i]);
+		UNLOCK(ep);
+		count += n;
+	}
+	pthread_mutex_unlock(&ep->dispatch);
+	return count;
+}
+
+int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h)
+{
+	int id = -ENOSPC;
+	if (!h || h->lo > h->hi)
+		return sctpt_err(-EINVAL, "sctpt_handler_add: no context range");
+	LOCK(ep);
+	for (int i = 1; i < SCTPT_MAX_HANDLERS; i++) {
+		const struct sctpt_hslot *s = &ep->handlers[i];
+		if (s->used && h->lo <= s->h.hi && s->h.lo <= h->hi) {
+			UNLOCK(ep);
+			return sctpt_err(-EEXIST, "contexts %#x..%#x overlap handler %d's %#x..%#x",
+					 h->lo, h->hi, i, s->h.lo, s->h.hi);
+		}
+		if (!s->used && id < 0)
+			id = i;
+	}
+	if (id > 0) {
+		struct sctpt_hslot *s = &ep->handlers[id];
+		s->h = *h;
+		STAILQ_INIT(&s->polled);
+		s->used = 1;
+	}
+	UNLOCK(ep);
+	return id > 0 ? id : sctpt_err(id, "sctpt_handler_add: %d handlers already",
+				       SCTPT_MAX_HANDLERS - 1);
+}
+
+/* Drops the entries of handler id still queued (lock held). */
+static void handler_drop(struct sctpt_ep *ep, int id)
+{
+	struct sctpt_hslot *s = &ep->handlers[id];
+	struct sctpt_cqent *e;
+	while ((e = STAILQ_FIRST(&s->polled))) {
+		STAILQ_REMOVE_HEAD(&s->polled, link);
+		ep->npolled--;
+		ent_put(ep, e);
+	}
+}
+
+void sctpt_handler_remove(struct sctpt_ep *ep, int id)
+{
+	if (id <= 0 || id >= SCTPT_MAX_HANDLERS)
+		return;
+	LOCK(ep);
+	handler_drop(ep, id);
+	ep->handlers[id].used = 0;
+	UNLOCK(ep);
+}
+
+int sctpt_cq_read(struct sctpt_ep *ep, int id, struct sctpt_cqe *out, int max)
+{
+	int n = 0;
+	if (id < 0 || id >= SCTPT_MAX_HANDLERS || max < 0)
+		return sctpt_err(-EINVAL, "sctpt_cq_read: no handler %d", id);
+	LOCK(ep);
+	struct sctpt_hslot *s = &ep->handlers[id];
+	while (n < max && !STAILQ_EMPTY(&s->polled)) {
+		struct sctpt_cqent *e = STAILQ_FIRST(&s->polled);
+		STAILQ_REMOVE_HEAD(&s->polled, link);
+		ep->npolled--;
+		out[n++] = e->c;
+	}
+	UNLOCK(ep);
+	return n;
+}
+
+void sctpt_cq_release(struct sctpt_ep *ep, struct sctpt_cqe *c, int n)
+{
+	LOCK(ep);
+	for (int i = 0; i < n; i++) {
+		if (c[i].entry_)
+			ent_put(ep, c[i].entry_);
+		c[i].entry_ = NULL;
+	}
+	UNLOCK(ep);
+}
+
+void sctpt_cq_fini(struct sctpt_ep *ep)
+{
+	struct sctpt_cqent *e;
+	for (int i = 0; i < SCTPT_MAX_HANDLERS; i++)
+		if (ep->handlers[i].used)
+			handler_drop(ep, i);
+	while ((e = STAILQ_FIRST(&ep->done))) {
+		STAILQ_REMOVE_HEAD(&ep->done, link);
+		ent_put(ep, e);
+	}
+	while ((e = STAILQ_FIRST(&ep->free_cq))) {
+		STAILQ_REMOVE_HEAD(&ep->free_cq, link);
+		free(e);
+	}
+	ep->ndone = ep->npolled = ep->nfree_cq = 0;
+}

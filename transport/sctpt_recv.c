@@ -1,0 +1,543 @@
+/*
+ * Receiving: SCTP messages (one fragment each) read from the engine into the staging buffer
+ * or straight into their message's buffer, reassembled -- per stream in order, or for striped
+ * peers by (context, seq, offset) from any rail in any order --, released in order per
+ * (peer, context) and queued as completions for the context's handler.
+ */
+#include "sctpt_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
+#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+
+/* Frees r; a handler's buffer goes back to it with status (0: it was delivered already). */
+static void rxmsg_drop(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rxmsg *r,
+		       int status)
+{
+	if (r->cookie && status)
+		sctpt_cq_recv(ep, r->handler, p, &r->hdr, r->stream, NULL, 0, r->cookie, NULL, NULL,
+			      status);
+	if (r->rxb)
+		sctpt_rxbuf_put(ep, r->rxb);
+	free(r->owned);
+	free(r->spans);
+	free(r);
+}
+
+static void protocol_error(struct sctpt_ep *ep, struct sctpt_peer *p, const char *why)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s", why);
+	sctpt_err(-EPROTO, "peer %s sent a malformed message: %s", p ? p->card : "?", msg);
+	if (p)
+		sctpt_peer_fail(ep, p, -EPROTO);
+}
+
+/* Hands the staging buffer (holding a whole message) on; a fresh one takes its place. 0, or
+ * -ENOMEM (then the data must be copied). */
+static int take_stage(struct sctpt_ep *ep, struct sctpt_rxbuf **out)
+{
+	struct sctpt_rxbuf *b = sctpt_rxbuf_get(ep);
+	if (!b)
+		return -ENOMEM;
+	*out = ep->stage;
+	ep->stage = b;
+	return 0;
+}
+
+/* Message of h is ready for its handler: data is in r (reassembled or held), else in the
+ * staging buffer. */
+static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_hdr *h,
+		    uint16_t stream, const uint8_t *data, struct sctpt_rxmsg *r)
+{
+	size_t len = (size_t)h->msg_len;
+	int hid = r ? r->handler : sctpt_handler_of(ep, h->context);
+	p->msgs_recv++;
+	p->bytes_recv += len;
+	if (!ep->handlers[hid].used) {
+		p->unclaimed++;
+		if (r)
+			rxmsg_drop(ep, p, r, -ENOENT);
+		return;
+	}
+	struct sctpt_rxbuf *rxb = NULL;
+	void *owned = NULL, *cookie = NULL;
+	if (r) {
+		rxb = r->rxb;
+		owned = r->owned;
+		cookie = r->cookie;
+		r->rxb = NULL;
+		r->owned = NULL;
+		r->cookie = NULL;
+		data = r->buf;
+		rxmsg_drop(ep, p, r, 0);
+	} else if (len > SCTPT_CQE_INLINE && take_stage(ep, &rxb) != 0) {
+		rxb = NULL; /* copied by the completion queue */
+	}
+	sctpt_cq_recv(ep, hid, p, h, stream, data, len, cookie, rxb, owned, 0);
+}
+
+/* A held message: keeps the staging buffer it is in, or a copy. */
+static struct sctpt_rxmsg *hold_stage(struct sctpt_ep *ep, const struct sctpt_hdr *h,
+				      uint16_t stream, const uint8_t *data)
+{
+	size_t len = (size_t)h->msg_len;
+	struct sctpt_rxmsg *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	if (take_stage(ep, &r->rxb) == 0) {
+		r->buf = (uint8_t *)data; /* in r->rxb now */
+	} else if ((r->owned = malloc(len ? len : 1))) {
+		r->buf = r->owned;
+		memcpy(r->buf, data, len);
+	} else {
+		free(r);
+		return NULL;
+	}
+	r->hdr = *h;
+	r->stream = stream;
+	r->handler = sctpt_handler_of(ep, h->context);
+	return r;
+}
+
+/*
+ * A whole message is here: release it now if it is next in its (peer, context), else hold
+ * it. r is its reassembly, or NULL for a message in the staging buffer.
+ */
+static void complete(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_hdr *h,
+		     uint16_t stream, const uint8_t *data, struct sctpt_rxmsg *r)
+{
+	const struct sctpt_hdr hdr = *h; /* h may live in r, which goes below */
+	if (p->nrails && sctpt_rail_dup(p, &hdr)) { /* a copy re-sent after a rail failure */
+		p->dup_frags++;
+		if (r)
+			rxmsg_drop(ep, p, r, -EALREADY);
+		return;
+	}
+	if (hdr.flags & SCTPT_F_UNORDERED) {
+		if ((hdr.flags & SCTPT_F_MSGID) && sctpt_seen_add(&p->seen, hdr.seq) != 0) {
+			if (r)
+				rxmsg_drop(ep, p, r, -ENOMEM);
+			sctpt_peer_fail(ep, p, -ENOMEM);
+			return;
+		}
+		deliver(ep, p, &hdr, stream, data, r);
+		return;
+	}
+	struct sctpt_order_ctx *oc = sctpt_order_get(&p->order, hdr.context);
+	if (!oc) {
+		if (r)
+			rxmsg_drop(ep, p, r, -ENOMEM);
+		sctpt_peer_fail(ep, p, -ENOMEM);
+		return;
+	}
+	switch (sctpt_order_classify(oc, hdr.seq)) {
+	case SCTPT_ORDER_BAD:
+		if (r)
+			rxmsg_drop(ep, p, r, -EPROTO);
+		protocol_error(ep, p, "duplicate or stale sequence number");
+		return;
+	case SCTPT_ORDER_HOLD:
+		if (!r && !(r = hold_stage(ep, &hdr, stream, data))) {
+			sctpt_peer_fail(ep, p, -ENOMEM);
+			return;
+		}
+		r->order.seq = hdr.seq;
+		p->held_for_order++;
+		sctpt_order_hold(oc, &r->order);
+		return;
+	case SCTPT_ORDER_NOW:
+		break;
+	}
+	deliver(ep, p, &hdr, stream, data, r);
+	struct sctpt_order_item *it;
+	while ((it = sctpt_order_advance(oc))) {
+		struct sctpt_rxmsg *n = (struct sctpt_rxmsg *)it;
+		deliver(ep, p, &n->hdr, n->stream, n->buf, n);
+	}
+}
+
+/* First fragment of a multi-fragment message: get its buffer. */
+static struct sctpt_rxmsg *start_reassembly(struct sctpt_ep *ep, struct sctpt_peer *p,
+					    const struct sctpt_hdr *h, uint16_t stream)
+{
+	struct sctpt_rxmsg *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->hdr = *h;
+	r->stream = stream;
+	r->handler = sctpt_handler_of(ep, h->context);
+	const struct sctpt_handler *hd = &ep->handlers[r->handler].h;
+	if (ep->handlers[r->handler].used && hd->recv_buf)
+		r->buf = hd->recv_buf(hd->arg, p->id, h->context, h->tag, (size_t)h->msg_len,
+				      &r->cookie);
+	if (!r->buf) {
+		r->cookie = NULL;
+		r->buf = r->owned = malloc((size_t)h->msg_len);
+	}
+	if (!r->buf) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The span of r that holds byte off, or -1. */
+static int span_find(const struct sctpt_rxmsg *r, uint64_t off, uint32_t *at)
+{
+	uint32_t lo = 0, hi = r->nspans;
+	while (lo < hi) { /* the first span starting above off */
+		uint32_t mid = (lo + hi) / 2;
+		if (r->spans[mid].lo <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo > 0 && r->spans[lo - 1].hi > off ? (int)lo - 1 : -1;
+}
+
+/* Records that [off, off + n) of r arrived: 0, or -EALREADY if part of it had. */
+static int span_add(struct sctpt_rxmsg *r, uint64_t off, uint64_t n)
+{
+	uint64_t end = off + n;
+	uint32_t i;
+	if (span_find(r, off, &i) >= 0 || (i < r->nspans && r->spans[i].lo < end))
+		return -EALREADY;
+	int left = i > 0 && r->spans[i - 1].hi == off;
+	int right = i < r->nspans && r->spans[i].lo == end;
+	if (left && right) {
+		r->spans[i - 1].hi = r->spans[i].hi;
+		memmove(&r->spans[i], &r->spans[i + 1], (r->nspans - i - 1) * sizeof(*r->spans));
+		r->nspans--;
+	} else if (left) {
+		r->spans[i - 1].hi = end;
+	} else if (right) {
+		r->spans[i].lo = off;
+	} else {
+		if (r->nspans == r->cap_spans) {
+			uint32_t cap = r->cap_spans ? 2 * r->cap_spans : 8;
+			struct sctpt_span *ns = realloc(r->spans, cap * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			r->spans = ns;
+			r->cap_spans = cap;
+		}
+		memmove(&r->spans[i + 1], &r->spans[i], (r->nspans - i) * sizeof(*r->spans));
+		r->spans[i] = (struct sctpt_span){off, end};
+		r->nspans++;
+	}
+	return 0;
+}
+
+/* A fragment from a striped peer: any rail, any order, maybe twice. Reassembly is keyed by
+ * (ordered or not, context, seq); which units arrived is kept by offset. */
+static void begin_rail(struct sctpt_ep *ep, struct sctpt_peer *p, size_t n)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	const struct sctpt_hdr *h = &c->hdr;
+	size_t payload = n - SCTPT_HDR_LEN;
+	if (sctpt_rail_dup(p, h)) {
+		p->dup_frags++;
+		c->discard = 1;
+		return;
+	}
+	if ((h->flags & SCTPT_F_FIRST) && h->msg_len <= ep->cfg.frag_size) {
+		c->in_stage = 1;
+		c->dst = ep->stage->data + n;
+		c->cap = ep->buf_len - n;
+		c->got = payload;
+		return;
+	}
+	if (h->msg_len > ep->cfg.max_msg_size) {
+		protocol_error(ep, p, "message larger than max_msg_size");
+		c->discard = 1;
+		return;
+	}
+	struct sctpt_rxmsg *r;
+	uint8_t kind = h->flags & SCTPT_F_UNORDERED;
+	LIST_FOREACH(r, &p->rxlist, rlink)
+		if ((r->hdr.flags & SCTPT_F_UNORDERED) == kind && r->hdr.context == h->context &&
+		    r->hdr.seq == h->seq)
+			break;
+	if (!r) {
+		r = start_reassembly(ep, p, h, c->stream);
+		if (!r) {
+			sctpt_peer_fail(ep, p, -ENOMEM);
+			c->discard = 1;
+			return;
+		}
+		LIST_INSERT_HEAD(&p->rxlist, r, rlink);
+	} else if (r->hdr.tag != h->tag || r->hdr.msg_len != h->msg_len) {
+		protocol_error(ep, p, "fragment does not belong to the message of its sequence");
+		c->discard = 1;
+		return;
+	}
+	/* the fragment's length is known only at its end: check the envelope's claim then;
+	 * here what it cannot overrun */
+	uint64_t room = r->hdr.msg_len - h->offset;
+	if (h->offset > r->hdr.msg_len || payload > room) {
+		protocol_error(ep, p, "fragment overruns its message");
+		c->discard = 1;
+		return;
+	}
+	uint32_t at;
+	if (span_find(r, h->offset, &at) >= 0) { /* a copy re-sent after a rail failure */
+		p->dup_frags++;
+		c->discard = 1;
+		return;
+	}
+	memcpy(r->buf + h->offset, ep->stage->data + SCTPT_HDR_LEN, payload);
+	c->frag = r;
+	c->got = payload;
+	c->dst = r->buf + h->offset + payload;
+	c->cap = (size_t)(room - payload);
+}
+
+/* A striped peer's fragment was read whole. Overlapping fragments are refused, so a message
+ * whose every byte arrived is one whose byte count is complete. */
+static void end_rail(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	struct sctpt_rxmsg *r = c->frag;
+	int rc = span_add(r, c->hdr.offset, c->got);
+	if (rc == -ENOMEM) {
+		sctpt_peer_fail(ep, p, -ENOMEM);
+		return;
+	}
+	if (rc) {
+		protocol_error(ep, p, "fragment overlaps one that arrived before");
+		return;
+	}
+	r->got += c->got;
+	if (r->got < r->hdr.msg_len)
+		return;
+	LIST_REMOVE(r, rlink);
+	complete(ep, p, &r->hdr, r->stream, r->buf, r);
+}
+
+/* The envelope of a new SCTP message is in the staging buffer [0, n): where its bytes go. */
+static void begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	memset(c, 0, sizeof(*c));
+	c->active = 1;
+	c->peer = p;
+	c->stream = stream;
+	if (!p || stream >= ep->cfg.streams || p->state == SCTPT_PEER_FAILED) {
+		c->discard = 1;
+		return;
+	}
+	if (sctpt_hdr_decode(ep->stage->data, n, &c->hdr) != 0) {
+		protocol_error(ep, p, sctpt_last_error());
+		c->discard = 1;
+		return;
+	}
+	if (c->hdr.op == SCTPT_OP_CLOSE) {
+		sctpt_peer_closed(ep, p);
+		c->discard = 1;
+		return;
+	}
+	if (p->nrails) {
+		begin_rail(ep, p, n);
+		return;
+	}
+	size_t payload = n - SCTPT_HDR_LEN;
+	struct sctpt_rxmsg **slot = &p->rx[stream];
+	if ((c->hdr.flags & SCTPT_F_FIRST) && c->hdr.msg_len <= ep->cfg.frag_size) {
+		c->in_stage = 1;
+		c->dst = ep->stage->data + n;
+		c->cap = ep->buf_len - n;
+		c->got = payload;
+		return;
+	}
+	if (c->hdr.flags & SCTPT_F_FIRST) {
+		if (c->hdr.msg_len > ep->cfg.max_msg_size) {
+			protocol_error(ep, p, "message larger than max_msg_size");
+			c->discard = 1;
+			return;
+		}
+		if (*slot) {
+			protocol_error(ep, p, "new message on a stream with one unfinished");
+			c->discard = 1;
+			return;
+		}
+		*slot = start_reassembly(ep, p, &c->hdr, stream);
+		if (!*slot) {
+			sctpt_peer_fail(ep, p, -ENOMEM);
+			c->discard = 1;
+			return;
+		}
+	} else if (!*slot || (*slot)->got != c->hdr.offset ||
+		   (*slot)->hdr.context != c->hdr.context || (*slot)->hdr.tag != c->hdr.tag ||
+		   (*slot)->hdr.seq != c->hdr.seq || (*slot)->hdr.msg_len != c->hdr.msg_len) {
+		protocol_error(ep, p, "fragment does not continue the message on its stream");
+		c->discard = 1;
+		return;
+	}
+	struct sctpt_rxmsg *r = *slot;
+	uint64_t room = r->hdr.msg_len - c->hdr.offset;
+	if (payload > room) {
+		protocol_error(ep, p, "fragment overruns its message");
+		c->discard = 1;
+		return;
+	}
+	memcpy(r->buf + c->hdr.offset, ep->stage->data + SCTPT_HDR_LEN, payload);
+	c->frag = r;
+	c->got = payload;
+	c->dst = r->buf + c->hdr.offset + payload;
+	c->cap = (size_t)(room - payload);
+}
+
+/* The SCTP message in ep->cur ended. */
+static void end_message(struct sctpt_ep *ep)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	struct sctpt_peer *p = c->peer;
+	c->active = 0;
+	if (p)
+		p->sctp_msgs_in++;
+	if (c->discard || (p && p->state == SCTPT_PEER_FAILED))
+		return;
+	if (sctpt_hdr_check_payload(&c->hdr, c->got) != 0) {
+		protocol_error(ep, p, sctpt_last_error());
+		return;
+	}
+	if (c->in_stage) {
+		complete(ep, p, &c->hdr, c->stream, ep->stage->data + SCTPT_HDR_LEN, NULL);
+		return;
+	}
+	if (p->nrails) {
+		end_rail(ep, p);
+		return;
+	}
+	struct sctpt_rxmsg *r = c->frag;
+	r->got = (size_t)(c->hdr.offset + c->got);
+	if (c->hdr.flags & SCTPT_F_LAST) {
+		p->rx[c->stream] = NULL;
+		complete(ep, p, &r->hdr, r->stream, r->buf, r);
+	}
+}
+
+/* n more bytes of the current SCTP message were read to c->dst, or to scratch. */
+static void rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	if (c->discard)
+		return;
+	if (to_scratch) {
+		if (n > 0) {
+			protocol_error(ep, c->peer, "message longer than its envelope says");
+			c->discard = 1;
+		}
+		return;
+	}
+	c->dst += n;
+	c->cap -= n;
+	c->got += n;
+}
+
+void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	if (c->active && c->peer == p) { /* the rest of a message being read goes nowhere */
+		c->discard = 1;
+		c->frag = NULL;
+	}
+	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
+		if (p->rx[s])
+			rxmsg_drop(ep, p, p->rx[s], status);
+		p->rx[s] = NULL;
+	}
+	struct sctpt_rxmsg *r;
+	while ((r = LIST_FIRST(&p->rxlist))) {
+		LIST_REMOVE(r, rlink);
+		rxmsg_drop(ep, p, r, status);
+	}
+	/* complete messages held for an earlier one that will never come */
+	for (uint32_t i = 0; i < p->order.cap; i++) {
+		struct sctpt_order_ctx *oc = &p->order.slots[i];
+		struct sctpt_order_item *it;
+		if (!oc->used)
+			continue;
+		while ((it = oc->held)) {
+			oc->held = it->next;
+			oc->nheld--;
+			rxmsg_drop(ep, p, (struct sctpt_rxmsg *)it, status);
+		}
+	}
+}
+
+int sctpt_rx_inject(struct sctpt_ep *ep, sctpt_peer_t id, uint16_t stream, const uint8_t *buf,
+		    size_t len)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	LOCK(ep);
+	struct sctpt_peer *p = sctpt_peer_get(ep, id);
+	if (!p) {
+		UNLOCK(ep);
+		return sctpt_err(-EINVAL, "no peer %d", id);
+	}
+	size_t n0 = len < 4096 ? len : 4096;
+	if (n0 > ep->buf_len)
+		n0 = ep->buf_len;
+	memcpy(ep->stage->data, buf, n0);
+	begin_message(ep, p, stream, n0);
+	for (size_t off = n0; off < len;) {
+		uint8_t scratch[4096];
+		int to_scratch = c->discard || c->cap == 0;
+		size_t k = len - off, cap = to_scratch ? sizeof(scratch) : c->cap;
+		if (k > cap)
+			k = cap;
+		memcpy(to_scratch ? scratch : c->dst, buf + off, k);
+		rx_account(ep, to_scratch, k);
+		off += k;
+	}
+	end_message(ep);
+	int rc = p->state == SCTPT_PEER_FAILED ? p->error : 0;
+	UNLOCK(ep);
+	return rc;
+}
+
+int sctpt_receive(struct sctpt_ep *ep)
+{
+	struct sctpt_rxcur *c = &ep->cur;
+	int count = 0;
+	for (int guard = 0; guard < 4096; guard++) {
+		struct sctpt_peer *p = NULL;
+		uint16_t stream = 0;
+		int eor = 0, n;
+		if (!c->active) {
+			/* read the envelope and, for small messages, the whole message */
+			size_t want = ep->buf_len < 4096 ? ep->buf_len : 4096;
+			n = ep->be->recv(ep, ep->stage->data, want, &p, &stream, &eor);
+			if (n < 0)
+				break;
+			if ((size_t)n < SCTPT_HDR_LEN && !eor) {
+				/* cannot happen with a 4 KiB first read; keep the bytes honest */
+				protocol_error(ep, p, "envelope split across reads");
+				c->active = 1;
+				c->discard = 1;
+				continue;
+			}
+			begin_message(ep, p, stream, (size_t)n);
+		} else {
+			uint8_t scratch[4096];
+			int to_scratch = c->discard || c->cap == 0;
+			n = ep->be->recv(ep, to_scratch ? scratch : c->dst,
+					 to_scratch ? sizeof(scratch) : c->cap, &p, &stream, &eor);
+			if (n < 0)
+				break;
+			rx_account(ep, to_scratch, (size_t)n);
+		}
+		if (eor) {
+			end_message(ep);
+			count++;
+		}
+	}
+	return count;
+}
