@@ -14,6 +14,7 @@
 #pragma GCC optimize("O3")   /* the cost and mask loops below are meant to vectorise */
 #endif
 #include "ft_route.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -397,10 +398,9 @@ static int dmodc_route(const struct ft_topo *t, const struct ft_route_opts *o, s
 		       char *err, size_t errlen)
 {
 	struct dmodc_state st;
-	if (dmodc_preprocess(t, o, &st)) {
-		snprintf(err, errlen, "dmodc: out of memory for %d x %d costs", t->nsw, t->nleaves);
-		return -ENOMEM;
-	}
+	if (dmodc_preprocess(t, o, &st))
+		return sm_err(err, errlen, -ENOMEM, "dmodc: out of memory for %d x %d costs",
+			      t->nsw, t->nleaves);
 	if (o->keep_alternatives) {
 		r->nleaves = t->nleaves;
 		r->alt_words = 0;
@@ -410,8 +410,8 @@ static int dmodc_route(const struct ft_topo *t, const struct ft_route_opts *o, s
 		r->alt = calloc((size_t)t->nsw * t->nleaves * r->alt_words + 1, sizeof(uint64_t));
 		if (!r->alt) {
 			dmodc_state_free(&st);
-			snprintf(err, errlen, "dmodc: out of memory for alternative ports");
-			return -ENOMEM;
+			return sm_err(err, errlen, -ENOMEM,
+				      "dmodc: out of memory for alternative ports");
 		}
 	}
 	struct rctx c = { .t = t, .o = o, .st = &st, .r = r };

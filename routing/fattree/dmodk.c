@@ -6,6 +6,7 @@
  * floor(d / W_l) mod (w_{l+1} p_{l+1}), where W_l = w_1 * ... * w_l.
  */
 #include "ft_route.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <string.h>
@@ -57,11 +58,10 @@ static void route_switch(void *ctx, int s)
 static int dmodk_route(const struct ft_topo *t, const struct ft_route_opts *o, struct ft_routes *r,
 		       char *err, size_t errlen)
 {
-	if (!t->has_pgft) {
-		snprintf(err, errlen, "dmodk: needs a complete PGFT (generate one, or give its parameters "
-			 "with --pgft)");
-		return -EINVAL;
-	}
+	if (!t->has_pgft)
+		return sm_err(err, errlen, -EINVAL,
+			      "dmodk: needs a complete PGFT (generate one, or give its parameters "
+			      "with --pgft)");
 	struct kctx k = { .t = t, .r = r };
 	k.W[0] = k.M[0] = 1;
 	for (int l = 1; l <= t->pgft.h; l++) {

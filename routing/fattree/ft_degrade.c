@@ -4,18 +4,12 @@
  * numbering (and so forwarding-table indices) stays the same as in the intact fabric.
  */
 #include "ft_topo.h"
+#include "common/sm_err.h"
+#include "common/sm_rng.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t rnd(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static long remove_switch(struct ft_topo *t, int s)
 {
@@ -49,7 +43,7 @@ long ft_degrade_random(struct ft_topo *t, const struct ft_degrade_opts *o)
 			sws[ns++] = s;
 	long ks = pick(o->switch_fraction, o->switch_count, ns);
 	for (long i = 0; i < ks; i++) {
-		long j = i + (long)(rnd(&x) % (uint64_t)(ns - i));
+		long j = i + (long)(sm_rng_next(&x) % (uint64_t)(ns - i));
 		int tmp = sws[i];
 		sws[i] = sws[j];
 		sws[j] = tmp;
@@ -71,7 +65,7 @@ long ft_degrade_random(struct ft_topo *t, const struct ft_degrade_opts *o)
 		}
 	long kl = pick(o->link_fraction, o->link_count, nl);
 	for (long i = 0; i < kl; i++) {
-		long j = i + (long)(rnd(&x) % (uint64_t)(nl - i));
+		long j = i + (long)(sm_rng_next(&x) % (uint64_t)(nl - i));
 		__typeof__(links[0]) tmp = links[i];
 		links[i] = links[j];
 		links[j] = tmp;
@@ -117,25 +111,27 @@ long ft_degrade_file(struct ft_topo *t, FILE *f, const char *fname, char *err, s
 		if (n <= 0)
 			continue;
 		int s = n >= 2 ? ft_topo_find_switch(t, key) : -1;
-		if (s < 0) {
-			snprintf(err, errlen, "%s:%ld: no switch '%s' (expected 'link <guid|name> <port>' or "
-				 "'switch <guid|name>')", fname, lineno, n >= 2 ? key : "");
-			return -EINVAL;
-		}
+		if (s < 0)
+			return sm_err(err, errlen, -EINVAL,
+				      "%s:%ld: no switch '%s' (expected 'link <guid|name> <port>' "
+				      "or 'switch <guid|name>')",
+				      fname, lineno, n >= 2 ? key : "");
 		if (!strcmp(what, "switch")) {
 			removed += remove_switch(t, s);
 		} else if (!strcmp(what, "link") && n == 3) {
-			if (port < 1 || port > t->sw[s].nports || t->sw[s].port[port].kind != FT_SWITCH) {
-				snprintf(err, errlen, "%s:%ld: switch '%s' port %d is not cabled to a switch",
-					 fname, lineno, t->sw[s].name, port);
-				return -EINVAL;
-			}
+			if (port < 1 || port > t->sw[s].nports ||
+			    t->sw[s].port[port].kind != FT_SWITCH)
+				return sm_err(err, errlen, -EINVAL,
+					      "%s:%ld: switch '%s' port %d is not cabled to a "
+					      "switch",
+					      fname, lineno, t->sw[s].name, port);
 			ft_topo_unlink(t, s, port);
 			removed++;
 		} else {
-			snprintf(err, errlen, "%s:%ld: expected 'link <guid|name> <port>' or 'switch <guid|name>'",
-				 fname, lineno);
-			return -EINVAL;
+			return sm_err(err, errlen, -EINVAL,
+				      "%s:%ld: expected 'link <guid|name> <port>' or "
+				      "'switch <guid|name>'",
+				      fname, lineno);
 		}
 	}
 	if (removed)

@@ -16,6 +16,8 @@
  * the file and line.
  */
 #include "ft_topo.h"
+#include "common/sm_err.h"
+#include "common/sm_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -49,11 +51,9 @@ struct parser {
 	int hcap;
 };
 
-#define PERR(ps, ln, ...) do { \
-		int o_ = snprintf((ps)->err, (ps)->errlen, "%s:%d: ", (ps)->fname, (ln)); \
-		if (o_ >= 0 && (size_t)o_ < (ps)->errlen) \
-			snprintf((ps)->err + o_, (ps)->errlen - (size_t)o_, __VA_ARGS__); \
-	} while (0)
+#define PERR(ps, ln, ...)                                                                   \
+	(sm_err((ps)->err, (ps)->errlen, 0, "%s:%d: ", (ps)->fname, (ln)),                   \
+	 sm_err_append((ps)->err, (ps)->errlen, 0, __VA_ARGS__))
 
 static uint32_t fnv(const char *s)
 {
@@ -464,24 +464,12 @@ int ft_ibnd_parse(const char *buf, size_t len, const char *fname, struct ft_topo
 
 int ft_ibnd_read(FILE *f, const char *fname, struct ft_topo **out, char *err, size_t errlen)
 {
-	size_t cap = 1 << 16, len = 0, n;
-	char *buf = malloc(cap);
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			char *b = realloc(buf, cap *= 2);
-			if (!b) {
-				free(buf);
-				buf = NULL;
-			} else
-				buf = b;
-		}
-	}
-	if (!buf) {
-		snprintf(err, errlen, "%s: out of memory", fname);
-		return -ENOMEM;
-	}
-	int rc = ft_ibnd_parse(buf, len, fname, out, err, errlen);
+	char *buf;
+	size_t len;
+	int rc = sm_read_stream(f, fname, &buf, &len, err, errlen);
+	if (rc)
+		return rc;
+	rc = ft_ibnd_parse(buf, len, fname, out, err, errlen);
 	free(buf);
 	return rc;
 }

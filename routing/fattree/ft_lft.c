@@ -11,6 +11,7 @@
  * a dump back (ours or OpenSM's) lets one quality tool compare every engine.
  */
 #include "ft_route.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -100,7 +101,8 @@ int ft_lids_read(const struct ft_topo *t, FILE *f, const char *fname, struct ft_
 			continue;
 		}
 		if (lid < 1 || lid > 0xbfff) {
-			snprintf(err, errlen, "%s:%ld: LID 0x%llx out of the unicast range", fname, lineno, lid);
+			sm_err(err, errlen, -EINVAL, "%s:%ld: LID 0x%llx out of the unicast range",
+			       fname, lineno, lid);
 			goto fail;
 		}
 		const struct gent *e = guid_find(t, g, guid);
@@ -116,10 +118,10 @@ int ft_lids_read(const struct ft_topo *t, FILE *f, const char *fname, struct ft_
 	free(g);
 	for (int d = 0; d < t->nnodes; d++)
 		if (!l->node_lid[d] && t->node[d].sw >= 0) {
-			snprintf(err, errlen, "%s: no LID for node '%s' (port GUID 0x%016llx)", fname,
-				 t->node[d].name, (unsigned long long)t->node[d].port_guid);
 			ft_lids_free(l);
-			return -ENOENT;
+			return sm_err(err, errlen, -ENOENT,
+				      "%s: no LID for node '%s' (port GUID 0x%016llx)", fname,
+				      t->node[d].name, (unsigned long long)t->node[d].port_guid);
 		}
 	return 0;
 fail:
@@ -190,7 +192,8 @@ int ft_lft_read(const struct ft_topo *t, FILE *f, const char *fname, struct ft_r
 			char *p = strstr(line, " guid 0x");
 			const struct gent *e = p ? guid_find(t, g, strtoull(p + 8, NULL, 16)) : NULL;
 			if (!e || e->kind != FT_SWITCH) {
-				snprintf(err, errlen, "%s:%ld: switch GUID not in the topology", fname, lineno);
+				sm_err(err, errlen, -EINVAL,
+				       "%s:%ld: switch GUID not in the topology", fname, lineno);
 				goto fail;
 			}
 			s = e->idx;
@@ -202,15 +205,17 @@ int ft_lft_read(const struct ft_topo *t, FILE *f, const char *fname, struct ft_r
 		if (sscanf(line, "0x%llx %u", &lid, &port) != 2)
 			continue;
 		if (s < 0 || !pg) {
-			snprintf(err, errlen, "%s:%ld: LFT entry outside a switch block or without its portguid",
-				 fname, lineno);
+			sm_err(err, errlen, -EINVAL,
+			       "%s:%ld: LFT entry outside a switch block or without its portguid",
+			       fname, lineno);
 			goto fail;
 		}
 		const struct gent *e = guid_find(t, g, strtoull(pg + 11, NULL, 16));
 		if (!e || e->kind != FT_NODE)
 			continue;
 		if (port > FT_MAX_PORTS) {
-			snprintf(err, errlen, "%s:%ld: port %u out of range", fname, lineno, port);
+			sm_err(err, errlen, -EINVAL, "%s:%ld: port %u out of range", fname, lineno,
+			       port);
 			goto fail;
 		}
 		r->lft[(size_t)s * t->nnodes + e->idx] = (uint8_t)port;

@@ -4,6 +4,7 @@
  * takes the one it has used least so far (ties to the lowest port).
  */
 #include "ft_route.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -79,10 +80,8 @@ static int minhop_route(const struct ft_topo *t, const struct ft_route_opts *o, 
 {
 	struct mctx m = { .t = t, .r = r };
 	m.dist = malloc((size_t)t->nsw * t->nleaves + 1);
-	if (!m.dist) {
-		snprintf(err, errlen, "minhop: out of memory");
-		return -ENOMEM;
-	}
+	if (!m.dist)
+		return sm_err(err, errlen, -ENOMEM, "minhop: out of memory");
 	memset(m.dist, FT_INF, (size_t)t->nsw * t->nleaves);
 	ft_parallel_for(t->nleaves, o->threads, bfs_leaf, &m);
 	ft_parallel_for(t->nsw, o->threads, route_switch, &m);

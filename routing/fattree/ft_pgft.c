@@ -12,12 +12,11 @@
  * gives the same order as the digits.
  */
 #include "ft_topo.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
 
 #define SW_GUID_BASE 0x0002c90000000000ull
 #define CA_GUID_BASE 0x0002c9ff00000000ull
@@ -64,26 +63,22 @@ static int nports_at(const struct ft_pgft *pg, int l)
 
 static int validate(const struct ft_pgft *pg, char *err, size_t errlen)
 {
-	if (pg->h < 1 || pg->h > FT_PGFT_MAXH) {
-		ERR("PGFT height %d out of range 1..%d", pg->h, FT_PGFT_MAXH);
-		return -EINVAL;
-	}
+	if (pg->h < 1 || pg->h > FT_PGFT_MAXH)
+		return sm_err(err, errlen, -EINVAL, "PGFT height %d out of range 1..%d", pg->h,
+			      FT_PGFT_MAXH);
 	for (int l = 1; l <= pg->h; l++)
-		if (pg->m[l] < 1 || pg->w[l] < 1 || pg->p[l] < 1) {
-			ERR("PGFT level %d: m, w and p must be >= 1", l);
-			return -EINVAL;
-		}
-	if (pg->w[1] != 1 || pg->p[1] != 1) {
-		ERR("PGFT: nodes must have a single port (w1 = p1 = 1)");
-		return -EINVAL;
-	}
+		if (pg->m[l] < 1 || pg->w[l] < 1 || pg->p[l] < 1)
+			return sm_err(err, errlen, -EINVAL,
+				      "PGFT level %d: m, w and p must be >= 1", l);
+	if (pg->w[1] != 1 || pg->p[1] != 1)
+		return sm_err(err, errlen, -EINVAL,
+			      "PGFT: nodes must have a single port (w1 = p1 = 1)");
 	double nodes = 1, sws = 0;
 	for (int l = 1; l <= pg->h; l++) {
-		if (nports_at(pg, l) > FT_MAX_PORTS) {
-			ERR("PGFT level %d switches would need %d ports (max %d)", l, nports_at(pg, l),
-			    FT_MAX_PORTS);
-			return -EINVAL;
-		}
+		if (nports_at(pg, l) > FT_MAX_PORTS)
+			return sm_err(err, errlen, -EINVAL,
+				      "PGFT level %d switches would need %d ports (max %d)", l,
+				      nports_at(pg, l), FT_MAX_PORTS);
 		nodes *= pg->m[l];
 	}
 	for (int l = 1; l <= pg->h; l++) {
@@ -94,10 +89,9 @@ static int validate(const struct ft_pgft *pg, char *err, size_t errlen)
 			c *= pg->w[k];
 		sws += c;
 	}
-	if (nodes > 4e6 || sws > 1e6) {
-		ERR("PGFT too large (%.0f nodes, %.0f switches)", nodes, sws);
-		return -E2BIG;
-	}
+	if (nodes > 4e6 || sws > 1e6)
+		return sm_err(err, errlen, -E2BIG, "PGFT too large (%.0f nodes, %.0f switches)",
+			      nodes, sws);
 	return 0;
 }
 
@@ -123,10 +117,10 @@ static int parse_list(const char **pp, int *v, int n)
 
 int ft_pgft_rlft(int levels, int radix, struct ft_pgft *pg, char *err, size_t errlen)
 {
-	if (levels < 2 || levels > 3 || radix < 4 || radix % 2 || radix > FT_MAX_PORTS) {
-		ERR("real-life fat-tree needs 2 or 3 levels and an even radix 4..%d", FT_MAX_PORTS);
-		return -EINVAL;
-	}
+	if (levels < 2 || levels > 3 || radix < 4 || radix % 2 || radix > FT_MAX_PORTS)
+		return sm_err(err, errlen, -EINVAL,
+			      "real-life fat-tree needs 2 or 3 levels and an even radix 4..%d",
+			      FT_MAX_PORTS);
 	memset(pg, 0, sizeof(*pg));
 	pg->h = levels;
 	for (int l = 1; l <= levels; l++) {
@@ -149,26 +143,24 @@ int ft_pgft_parse(const char *spec, struct ft_pgft *pg, char *err, size_t errlen
 		p += 5;
 	char *end;
 	long h = strtol(p, &end, 10);
-	if (end == p || h < 1 || h > FT_PGFT_MAXH || *end != ';') {
-		ERR("bad PGFT spec '%s': expected h;m1,..,mh;w1,..,wh;p1,..,ph (h <= %d) or rlft:L:K",
-		    spec, FT_PGFT_MAXH);
-		return -EINVAL;
-	}
+	if (end == p || h < 1 || h > FT_PGFT_MAXH || *end != ';')
+		return sm_err(err, errlen, -EINVAL,
+			      "bad PGFT spec '%s': expected h;m1,..,mh;w1,..,wh;p1,..,ph (h <= %d) "
+			      "or rlft:L:K",
+			      spec, FT_PGFT_MAXH);
 	pg->h = (int)h;
 	p = end + 1;
 	int *lists[3] = { pg->m, pg->w, pg->p };
 	for (int i = 0; i < 3; i++) {
-		if (parse_list(&p, lists[i], pg->h) || (i < 2 && *p++ != ';')) {
-			ERR("bad PGFT spec '%s': list %d needs %d positive integers", spec, i + 1, pg->h);
-			return -EINVAL;
-		}
+		if (parse_list(&p, lists[i], pg->h) || (i < 2 && *p++ != ';'))
+			return sm_err(err, errlen, -EINVAL,
+				      "bad PGFT spec '%s': list %d needs %d positive integers",
+				      spec, i + 1, pg->h);
 	}
 	if (*p == ')')
 		p++;
-	if (*p) {
-		ERR("bad PGFT spec '%s': trailing '%s'", spec, p);
-		return -EINVAL;
-	}
+	if (*p)
+		return sm_err(err, errlen, -EINVAL, "bad PGFT spec '%s': trailing '%s'", spec, p);
 	return validate(pg, err, errlen);
 }
 
@@ -256,7 +248,7 @@ struct ft_topo *ft_pgft_build(const struct ft_pgft *pg, char *err, size_t errlen
 		goto fail;
 	return t;
 oom:
-	ERR("out of memory building PGFT");
+	sm_err(err, errlen, -ENOMEM, "out of memory building PGFT");
 fail:
 	ft_topo_free(t);
 	return NULL;
@@ -269,8 +261,9 @@ int ft_pgft_attach(struct ft_topo *t, const struct ft_pgft *pg, char *err, size_
 		return -EINVAL;
 	int rc = -EINVAL;
 	if (ref->nsw != t->nsw || ref->nnodes != t->nnodes) {
-		ERR("fabric has %d switches and %d nodes, the PGFT has %d and %d", t->nsw, t->nnodes,
-		    ref->nsw, ref->nnodes);
+		sm_err(err, errlen, rc,
+		       "fabric has %d switches and %d nodes, the PGFT has %d and %d", t->nsw,
+		       t->nnodes, ref->nsw, ref->nnodes);
 		goto out;
 	}
 	int *map = malloc(sizeof(int) * (size_t)t->nsw);   /* ref switch -> t switch */
@@ -296,8 +289,9 @@ int ft_pgft_attach(struct ft_topo *t, const struct ft_pgft *pg, char *err, size_
 				k += level_count(pg, m);
 		}
 		if (k < 0 || map[k] >= 0) {
-			ERR("switch '%s' (guid 0x%016llx) is not a switch of the generated PGFT",
-			    t->sw[s].name, (unsigned long long)g);
+			sm_err(err, errlen, rc,
+			       "switch '%s' (guid 0x%016llx) is not a switch of the generated PGFT",
+			       t->sw[s].name, (unsigned long long)g);
 			free(map);
 			goto out;
 		}
@@ -316,7 +310,9 @@ int ft_pgft_attach(struct ft_topo *t, const struct ft_pgft *pg, char *err, size_
 			if (ok && x->kind == FT_NODE)
 				ok = ref->node[x->idx].port_guid == t->node[y->idx].port_guid;
 			if (!ok) {
-				ERR("not a complete PGFT: switch '%s' port %d differs", b->name, p);
+				sm_err(err, errlen, rc,
+				       "not a complete PGFT: switch '%s' port %d differs", b->name,
+				       p);
 				free(map);
 				goto out;
 			}

@@ -5,6 +5,8 @@
  * the mean over used channels, a histogram of per-channel loads and path lengths.
  */
 #include "ft_route.h"
+#include "common/sm_err.h"
+#include "common/sm_rng.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -109,14 +111,6 @@ static void route_pair(const struct qctx *q, struct worker *w, int a, int d)
 		w->max_hops = h;
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void run_instance(void *ctx, int i, int wid)
 {
 	struct qctx *q = ctx;
@@ -130,7 +124,7 @@ static void run_instance(void *ctx, int i, int wid)
 		for (int a = 0; a < N; a++)
 			w->dst[a] = a;
 		for (int a = N - 1; a > 0; a--) {
-			int b = (int)(splitmix(&x) % (uint64_t)(a + 1)), tmp = w->dst[a];
+			int b = (int)(sm_rng_next(&x) % (uint64_t)(a + 1)), tmp = w->dst[a];
 			w->dst[a] = w->dst[b];
 			w->dst[b] = tmp;
 		}
@@ -309,10 +303,11 @@ int ft_pairs_read(const struct ft_topo *t, FILE *f, const char *fname, struct ft
 			continue;
 		int x = n == 2 ? find_node(t, a) : -1, y = n == 2 ? find_node(t, b) : -1;
 		if (x < 0 || y < 0) {
-			snprintf(err, errlen, "%s:%ld: expected 'src dst' (node index, 0xGUID or name), got '%s'",
-				 fname, lineno, n == 2 ? (x < 0 ? a : b) : a);
 			ft_pairs_free(p);
-			return -EINVAL;
+			return sm_err(err, errlen, -EINVAL,
+				      "%s:%ld: expected 'src dst' (node index, 0xGUID or name), "
+				      "got '%s'",
+				      fname, lineno, n == 2 ? (x < 0 ? a : b) : a);
 		}
 		if (p->n == cap) {
 			cap = cap ? cap * 2 : 256;

@@ -6,6 +6,7 @@
  * to a strictly closer switch, so routes stay minimal, loop-free and up-down.
  */
 #include "ft_route.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <string.h>
@@ -13,11 +14,10 @@
 long ft_reroute_minimal(const struct ft_topo *t, const struct ft_routes *old, const struct ft_route_opts *o,
 			struct ft_routes *out, char *err, size_t errlen)
 {
-	if (old->nsw != t->nsw || old->nnodes != t->nnodes) {
-		snprintf(err, errlen, "reroute: old tables are for %d switches x %d nodes, fabric has %d x %d",
-			 old->nsw, old->nnodes, t->nsw, t->nnodes);
-		return -EINVAL;
-	}
+	if (old->nsw != t->nsw || old->nnodes != t->nnodes)
+		return sm_err(err, errlen, -EINVAL,
+			      "reroute: old tables are for %d switches x %d nodes, fabric has "
+			      "%d x %d", old->nsw, old->nnodes, t->nsw, t->nnodes);
 	struct ft_route_opts oo = *o;
 	oo.keep_alternatives = 1;
 	int rc = ft_route(&ft_engine_dmodc, t, &oo, out, err, errlen);

@@ -3,6 +3,7 @@
  * the worker pool and the routes towards switch LIDs shared by every engine.
  */
 #include "ft_route.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -73,10 +74,9 @@ void ft_routes_free(struct ft_routes *r)
 int ft_route(const struct ft_engine *e, const struct ft_topo *t, const struct ft_route_opts *o,
 	     struct ft_routes *r, char *err, size_t errlen)
 {
-	if (routes_alloc(r, t, 0)) {
-		snprintf(err, errlen, "%s: out of memory for %d x %d tables", e->name, t->nsw, t->nnodes);
-		return -ENOMEM;
-	}
+	if (routes_alloc(r, t, 0))
+		return sm_err(err, errlen, -ENOMEM, "%s: out of memory for %d x %d tables", e->name,
+			      t->nsw, t->nnodes);
 	double t0 = ft_now(), c0 = ft_cpu_now();
 	int rc = e->route(t, o, r, err, errlen);
 	r->seconds = ft_now() - t0;

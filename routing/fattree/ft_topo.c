@@ -5,12 +5,11 @@
 #define _GNU_SOURCE   /* qsort_r */
 #endif
 #include "ft_topo.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
 
 struct ft_topo *ft_topo_new(void)
 {
@@ -102,18 +101,14 @@ int ft_topo_add_node(struct ft_topo *t, uint64_t guid, uint64_t port_guid, const
 
 static int check_port(const struct ft_topo *t, int s, int p, char *err, size_t errlen)
 {
-	if (s < 0 || s >= t->nsw) {
-		ERR("no switch %d", s);
-		return -EINVAL;
-	}
-	if (p < 1 || p > t->sw[s].nports) {
-		ERR("switch '%s' has no port %d (it has %d)", t->sw[s].name, p, t->sw[s].nports);
-		return -EINVAL;
-	}
-	if (t->sw[s].port[p].kind != FT_NONE) {
-		ERR("switch '%s' port %d is cabled twice", t->sw[s].name, p);
-		return -EEXIST;
-	}
+	if (s < 0 || s >= t->nsw)
+		return sm_err(err, errlen, -EINVAL, "no switch %d", s);
+	if (p < 1 || p > t->sw[s].nports)
+		return sm_err(err, errlen, -EINVAL, "switch '%s' has no port %d (it has %d)",
+			      t->sw[s].name, p, t->sw[s].nports);
+	if (t->sw[s].port[p].kind != FT_NONE)
+		return sm_err(err, errlen, -EEXIST, "switch '%s' port %d is cabled twice",
+			      t->sw[s].name, p);
 	return 0;
 }
 
@@ -124,10 +119,9 @@ int ft_topo_link_sw(struct ft_topo *t, int s1, int p1, int s2, int p2, char *err
 		rc = check_port(t, s2, p2, err, errlen);
 	if (rc)
 		return rc;
-	if (s1 == s2 && p1 == p2) {
-		ERR("switch '%s' port %d cabled to itself", t->sw[s1].name, p1);
-		return -EINVAL;
-	}
+	if (s1 == s2 && p1 == p2)
+		return sm_err(err, errlen, -EINVAL, "switch '%s' port %d cabled to itself",
+			      t->sw[s1].name, p1);
 	t->sw[s1].port[p1] = (struct ft_link){ .kind = FT_SWITCH, .rport = (uint8_t)p2, .idx = (uint32_t)s2 };
 	t->sw[s2].port[p2] = (struct ft_link){ .kind = FT_SWITCH, .rport = (uint8_t)p1, .idx = (uint32_t)s1 };
 	return 0;
@@ -138,14 +132,11 @@ int ft_topo_link_node(struct ft_topo *t, int s, int p, int n, char *err, size_t 
 	int rc = check_port(t, s, p, err, errlen);
 	if (rc)
 		return rc;
-	if (n < 0 || n >= t->nnodes) {
-		ERR("no node %d", n);
-		return -EINVAL;
-	}
-	if (t->node[n].sw >= 0) {
-		ERR("node '%s' port %d is cabled twice", t->node[n].name, t->node[n].port);
-		return -EEXIST;
-	}
+	if (n < 0 || n >= t->nnodes)
+		return sm_err(err, errlen, -EINVAL, "no node %d", n);
+	if (t->node[n].sw >= 0)
+		return sm_err(err, errlen, -EEXIST, "node '%s' port %d is cabled twice",
+			      t->node[n].name, t->node[n].port);
 	t->sw[s].port[p] = (struct ft_link){ .kind = FT_NODE, .rport = (uint8_t)t->node[n].port, .idx = (uint32_t)n };
 	t->node[n].sw = s;
 	t->node[n].sw_port = p;
@@ -326,8 +317,8 @@ int ft_topo_finalize(struct ft_topo *t, char *err, size_t errlen)
 	if (!rc)
 		rc = build_groups(t);
 	if (rc)
-		ERR("out of memory finalising topology");
-	return rc;
+		return sm_err(err, errlen, rc, "out of memory finalising topology");
+	return 0;
 }
 
 struct ft_topo *ft_topo_clone(const struct ft_topo *t)

@@ -143,5 +143,5 @@ int main(void)
 	run("rlft:3:16", 0.05, 0, 9, 0);
 	run("rlft:3:16", 0.1, 0.05, 10, 0);
 	run("rlft:2:36", 0.1, 0, 11, 0);
-	return ft_test_result("test_dmodc_degraded_valid");
+	return sm_check_result();
 }

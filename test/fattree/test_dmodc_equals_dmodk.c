@@ -54,5 +54,5 @@ int main(void)
 	compare("rlft:3:8", 1);
 	compare("rlft:3:16", 1);
 	compare("rlft:3:24", 1);
-	return ft_test_result("test_dmodc_equals_dmodk");
+	return sm_check_result();
 }

@@ -223,5 +223,5 @@ int main(void)
 	routes_follow_equations("3;4,4,6;1,4,3;1,2,1", 0.1, 7);
 	routes_follow_equations("rlft:3:12", 0.05, 3);
 	routes_follow_equations("rlft:3:12", 0.3, 4);
-	return ft_test_result("test_dmodc_paper_examples");
+	return sm_check_result();
 }

@@ -203,5 +203,5 @@ int main(void)
 	ibsim_style();
 	bad_inputs();
 	degrade_list();
-	return ft_test_result("test_ibnd_roundtrip");
+	return sm_check_result();
 }
