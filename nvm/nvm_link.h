@@ -82,7 +82,9 @@ uint16_t nvm_link_udp_port(const struct nvm_link_addr *a);
 /* The SCTP core (transport/sctpt.h) as a link: addrs = local IPv4 addresses to bind
  * (comma-separated; NULL: the core's default), udp_port 0 = any free one.  It accepts peers it was never told
  * about, as a UDP socket would.  Addresses are 8 bytes (IPv4, UDP port, SCTP port),
- * written "sctp:IP:UDPPORT:SCTPPORT". */
+ * written "sctp:IP:UDPPORT:SCTPPORT".  Every datagram is one core message on the context
+ * NVM_LINK_SCTPT_CONTEXT. */
+#define NVM_LINK_SCTPT_CONTEXT 0xffff0000u
 int nvm_link_sctpt_open(const char *addrs, uint16_t udp_port, struct nvm_link **out);
 int nvm_link_sctpt_addr(const char *s, struct nvm_link_addr *a);
 int nvm_link_sctpt_format(const struct nvm_link_addr *a, char *buf, size_t len);

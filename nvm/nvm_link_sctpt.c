@@ -1,9 +1,9 @@
 /*
  * nvm_link_sctpt.c - the SCTP core as a VM link.  Each datagram is one core message on
- * context SCTPT_CTX_NVM, sent unordered (the VM protocol carries its own sequence where
- * it needs one).  A link address is the peer's first IPv4 address, UDP encapsulation port
- * and SCTP port (8 bytes, network order): enough to rebuild its business card, so a VM
- * can reach another it has never heard from.
+ * context NVM_LINK_SCTPT_CONTEXT (the link's handler owns it), sent unordered (the VM
+ * protocol carries its own sequence where it needs one).  A link address is the peer's
+ * first IPv4 address, UDP encapsulation port and SCTP port (8 bytes, network order):
+ * enough to rebuild its business card, so a VM can reach another it has never heard from.
  */
 #include "nvm_link.h"
 #include "sctpt.h"
@@ -27,7 +27,7 @@ struct rxd {
 struct sctpt_link {
 	struct nvm_link l; /* first: the ops get a struct nvm_link * */
 	struct sctpt_ep *ep;
-	pthread_mutex_t lock; /* the received queue; the core has its own lock */
+	pthread_mutex_t lock; /* the received queue: filled by the handler, emptied by poll */
 	struct rxd *head, **tail;
 	size_t queued;
 };
@@ -71,21 +71,26 @@ static void addr_to_card(const struct nvm_link_addr *a, char *card, size_t len)
 	snprintf(card, len, "sctpt1 %u %u %s", udp, sctp, ip);
 }
 
-/* Core callbacks: run with the core's lock held; only queue. */
-static void on_recv(void *arg, const struct sctpt_msg *m)
+/* The link's completions: datagrams in, and the copies of datagrams sent. */
+static void on_complete(void *arg, const struct sctpt_cqe *c)
 {
 	struct sctpt_link *k = arg;
 	struct nvm_link_addr from;
-	if (m->context != SCTPT_CTX_NVM || m->len > NVM_LINK_MTU ||
-	    card_to_addr(sctpt_peer_name(k->ep, m->peer), &from))
-		return; /* not ours, or a peer whose card we cannot name: nothing to answer */
-	struct rxd *d = malloc(sizeof(*d) + m->len);
+	char card[SCTPT_CARD_MAX];
+	if (c->kind == SCTPT_CQE_SEND) {
+		free(c->cookie); /* a datagram link: a lost peer loses the datagram */
+		return;
+	}
+	if (c->kind != SCTPT_CQE_RECV || c->status < 0 || c->len > NVM_LINK_MTU ||
+	    card_to_addr(sctpt_peer_name(k->ep, c->peer, card, sizeof(card)), &from))
+		return; /* a peer whose card we cannot name: nothing to answer */
+	struct rxd *d = malloc(sizeof(*d) + c->len);
 	if (!d)
 		return;
 	d->next = NULL;
 	d->from = from;
-	d->len = m->len;
-	memcpy(d->data, m->data, m->len);
+	d->len = c->len;
+	memcpy(d->data, c->data, c->len);
 	pthread_mutex_lock(&k->lock);
 	if (k->queued >= RX_QUEUE_MAX) {
 		pthread_mutex_unlock(&k->lock);
@@ -98,11 +103,12 @@ static void on_recv(void *arg, const struct sctpt_msg *m)
 	pthread_mutex_unlock(&k->lock);
 }
 
-static void on_send_done(void *arg, void *cookie, int status)
+/* Other contexts and the endpoint's events: a datagram link has no use for them (left to a
+ * handler without complete(), they would wait for sctpt_cq_read forever). */
+static void on_other(void *arg, const struct sctpt_cqe *c)
 {
 	(void)arg;
-	(void)status; /* a datagram link: a lost peer loses the datagram */
-	free(cookie);
+	(void)c;
 }
 
 static int sctp_send(struct nvm_link *l, const struct nvm_link_addr *to, const void *buf, size_t len)
@@ -115,15 +121,16 @@ static int sctp_send(struct nvm_link *l, const struct nvm_link_addr *to, const v
 	sctpt_peer_t p = sctpt_peer_add(k->ep, card);
 	if (p < 0)
 		return p;
-	/* The core may keep the iov until send_done: give it a copy it owns. */
+	/* The core may keep the iov until the send's completion: give it a copy it owns. */
 	void *copy = malloc(len ? len : 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
 	struct iovec iov = { copy, len };
-	int rc = sctpt_send(k->ep, p, SCTPT_CTX_NVM, 0, SCTPT_SEND_UNORDERED, &iov, 1, copy);
+	int rc = sctpt_send(k->ep, p, NVM_LINK_SCTPT_CONTEXT, 0, SCTPT_SEND_UNORDERED, &iov, 1,
+			    copy);
 	if (rc != 0)
-		free(copy);
+		free(copy); /* 1: SCTP has the data; < 0: refused; neither completes */
 	return rc < 0 ? rc : 0;
 }
 
@@ -199,11 +206,14 @@ int nvm_link_sctpt_open(const char *addrs, uint16_t udp_port, struct nvm_link **
 	cfg.addrs = addrs; /* NULL: the core's default (every up IPv4 interface) */
 	cfg.udp_port = udp_port;
 	cfg.accept_unknown = 1; /* nvmctl and other VMs come and go without a modex */
-	cfg.ops.recv = on_recv;
-	cfg.ops.send_done = on_send_done;
-	cfg.ops.arg = k;
+	cfg.handler.complete = on_other;
+	cfg.handler.events = 0;
 	char card[SCTPT_CARD_MAX];
+	struct sctpt_handler h = { .lo = NVM_LINK_SCTPT_CONTEXT, .hi = NVM_LINK_SCTPT_CONTEXT,
+				   .complete = on_complete, .arg = k };
 	int rc = sctpt_open(&cfg, &k->ep);
+	if (!rc && (rc = sctpt_handler_add(k->ep, &h)) > 0)
+		rc = 0;
 	if (!rc && sctpt_card(k->ep, card, sizeof(card)) < 0)
 		rc = -ENOSPC;
 	if (!rc)

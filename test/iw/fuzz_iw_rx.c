@@ -1,13 +1,14 @@
 /*
  * Fuzz target for the iWARP receive path (DDP/RDMAP validation, placement, fences). The input
- * is a series of records [sel:1][tag:1][len:2 big-endian][bytes], each handed to iw_input as
- * one received message for a connected QP whose PD owns a registered region (STag 0x101,
- * remote read/write/atomic) and a local-write-only region (STag 0x202, with two receives
- * posted into it); a region of another PD is STag 0x303. sel bit 0: the message goes to
- * another (unknown) QP number; bit 1: tagged offsets in the bytes are relative to the first
- * region (the target adds its address, so inputs reach placement). Every byte outside the
- * regions must stay untouched, and nothing may crash. The endpoint has no sockets: whatever
- * the RNIC answers fails to send, which fails the QP, as a lost peer would.
+ * is a series of records [sel:1][tag:1][len:2 big-endian][bytes], each injected into the core
+ * as one received SCTP message (envelope: the RNIC's context, the tag, unordered) that
+ * sctpt_progress hands to the RNIC's handler: a segment for a connected QP whose PD owns a
+ * registered region (STag 0x101, remote read/write/atomic) and a local-write-only region
+ * (STag 0x202, with two receives posted into it); a region of another PD is STag 0x303. sel
+ * bit 0: the message goes to another (unknown) QP number; bit 1: tagged offsets in the bytes
+ * are relative to the first region (the target adds its address, so inputs reach placement).
+ * Every byte outside the regions must stay untouched, and nothing may crash. The endpoint has
+ * no sockets: whatever the RNIC answers fails to send, which fails the QP, as a lost peer would.
  */
 #include "sctpt_int.h"
 #include "iw/iw_verbs.h"
@@ -48,10 +49,15 @@ static void relocate(uint8_t *b, size_t len, uint64_t base)
 
 static struct iw_rnic *rn;
 
-static void on_recv(void *arg, const struct sctpt_msg *m)
+/* One SCTP message: the core's envelope, then the segment. */
+static size_t frame(uint8_t *out, uint32_t context, int32_t tag, const uint8_t *seg, size_t len)
 {
-	(void)arg;
-	(void)m;
+	struct sctpt_hdr h = {.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA,
+			      .flags = SCTPT_F_FIRST | SCTPT_F_LAST | SCTPT_F_UNORDERED,
+			      .context = context, .tag = tag, .msg_len = len};
+	sctpt_hdr_encode(&h, out);
+	memcpy(out + SCTPT_HDR_LEN, seg, len);
+	return SCTPT_HDR_LEN + len;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -62,10 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct iw_cq *cq;
 	struct iw_qp *qp;
 	uint32_t st[3];
-	static uint8_t rec[1 << 16];
+	static uint8_t rec[1 << 16], pkt[SCTPT_HDR_LEN + (1 << 16)];
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
-	cfg.ops.recv = on_recv;
 	if (sctpt_open_nosock(&cfg, &ep) != 0)
 		return 0;
 	sctpt_peer_t peer = sctpt_peer_add(ep, "sctpt1 9 9 127.0.0.2");
@@ -91,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (size >= 4) {
 		uint8_t sel = data[0];
 		size_t len = (size_t)data[2] << 8 | data[3];
-		struct sctpt_msg m = {.peer = peer, .tag = data[1], .stream = 1, .data = rec};
+		int32_t tag = data[1];
 		data += 4;
 		size -= 4;
 		if (len > size)
@@ -99,9 +104,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(rec, data, len);
 		if (sel & 2)
 			relocate(rec, len, base);
-		m.len = len;
-		m.context = SCTPT_CTX_IW | ((sel & 1) ? 77u : iw_qp_num(qp));
-		iw_input(rn, &m);
+		uint32_t context = IW_CONTEXT_BASE + ((sel & 1) ? 77u : iw_qp_num(qp));
+		sctpt_rx_inject(ep, peer, 1, pkt, frame(pkt, context, tag, rec, len));
+		sctpt_progress(ep);
 		iw_progress(rn);
 		data += len;
 		size -= len;

@@ -1,5 +1,5 @@
-/* iw_test.h: what the iWARP tests share: an endpoint owner that routes iWARP contexts to the
- * RNIC, a small control channel (ordinary sctpt messages on CTX_CTL) and wait helpers. */
+/* iw_test.h: what the iWARP tests share: the endpoint's default handler (the RNIC registers its
+ * own), a small control channel (ordinary sctpt messages on CTX_CTL) and wait helpers. */
 #ifndef IW_TEST_H
 #define IW_TEST_H
 
@@ -21,30 +21,24 @@ static size_t ctl_len[64];
 static unsigned ctl_head, ctl_count;
 static unsigned long bulk_ok, bulk_bad;
 
-static void on_recv(void *arg, const struct sctpt_msg *m)
+/* The contexts the RNIC does not claim: control messages and the ordinary traffic. */
+static void on_complete(void *arg, const struct sctpt_cqe *c)
 {
 	(void)arg;
-	if (rn && iw_input(rn, m))
+	if (c->kind != SCTPT_CQE_RECV || c->status < 0)
 		return;
-	if (m->context == CTX_CTL) {
+	if (c->context == CTX_CTL) {
 		pthread_mutex_lock(&ctl_lock);
 		unsigned i = (ctl_head + ctl_count++) % 64;
-		ctl_len[i] = m->len < 128 ? m->len : 128;
-		memcpy(ctl_q[i], m->data, ctl_len[i]);
+		ctl_len[i] = c->len < 128 ? c->len : 128;
+		memcpy(ctl_q[i], c->data, ctl_len[i]);
 		pthread_mutex_unlock(&ctl_lock);
-	} else if (m->context == CTX_BULK) {
-		if (check_pattern(m->data, m->len, (uint32_t)m->tag) == 0)
+	} else if (c->context == CTX_BULK) {
+		if (check_pattern(c->data, c->len, (uint32_t)c->tag) == 0)
 			__atomic_add_fetch(&bulk_ok, 1, __ATOMIC_RELAXED);
 		else
 			__atomic_add_fetch(&bulk_bad, 1, __ATOMIC_RELAXED);
 	}
-}
-
-static void on_send_done(void *arg, void *cookie, int status)
-{
-	(void)arg;
-	if (rn && iw_send_done(rn, cookie, status))
-		return;
 }
 
 static void pump(struct rank_ctx *rc)
@@ -84,7 +78,7 @@ static void ctl_recv(struct rank_ctx *rc, void *p, size_t len)
 	}
 }
 
-static void wait_wc(struct rank_ctx *rc, struct iw_cq *cq, struct iw_wc *wc)
+static inline void wait_wc(struct rank_ctx *rc, struct iw_cq *cq, struct iw_wc *wc)
 {
 	while (iw_poll_cq(cq, 1, wc) == 0)
 		pump(rc);
@@ -101,7 +95,7 @@ static void open_rnic(struct rank_ctx *rc, int threaded, size_t seg)
 	CHECK(iw_open(rc->ep, &a, &rn) == 0, "iw_open: %s", iw_last_error());
 }
 
-static void close_rnic(struct rank_ctx *rc)
+static inline void close_rnic(struct rank_ctx *rc)
 {
 	harness_barrier(rc);
 	struct iw_rnic *r = rn;
@@ -147,17 +141,26 @@ static int iw_test_thread(struct rank_ctx *rc)
 	return iw_test_body(rc, 1);
 }
 
+/* cfg: a configuration made with sctpt_config_init, or NULL for the default one. */
+static int iw_test_run_cfg(int (*body)(struct rank_ctx *rc, int threaded), int seconds,
+			   struct sctpt_config *cfg)
+{
+	struct sctpt_config def;
+	if (!cfg) {
+		sctpt_config_init(&def);
+		cfg = &def;
+	}
+	cfg->addrs = "127.0.0.1";
+	cfg->handler.complete = on_complete;
+	iw_test_body = body;
+	if (harness_run(2, seconds, cfg, iw_test_caller) != 0)
+		return 1;
+	return harness_run(2, seconds, cfg, iw_test_thread);
+}
+
 static int iw_test_run(int (*body)(struct rank_ctx *rc, int threaded), int seconds)
 {
-	struct sctpt_config cfg;
-	sctpt_config_init(&cfg);
-	cfg.addrs = "127.0.0.1";
-	cfg.ops.recv = on_recv;
-	cfg.ops.send_done = on_send_done;
-	iw_test_body = body;
-	if (harness_run(2, seconds, &cfg, iw_test_caller) != 0)
-		return 1;
-	return harness_run(2, seconds, &cfg, iw_test_thread);
+	return iw_test_run_cfg(body, seconds, NULL);
 }
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "iw_verbs.h"
 
-#define IW_MAX_QP 1024
+#define IW_MAX_QP (IW_QPN_MAX + 1)
 #define IW_MAX_MR 4096
 #define IW_RSP_DEPTH 64     /* inbound Read/Atomic requests awaiting their response (IRD) */
 #define IW_FENCE_MASK 0x7fffffffu
@@ -36,7 +36,8 @@ struct iw_cq {
 	struct iw_wc *ring;
 	unsigned depth, head, count;
 	int users;
-	uint64_t overflow;
+	int full;           /* a completion found no room: polling retries its QP's queues */
+	uint32_t refill_next; /* the QP number that retry starts at (round robin) */
 };
 
 struct iw_swqe {
@@ -56,6 +57,7 @@ struct iw_rwqe {
 	struct iw_recv_wr wr;
 	struct iw_sge sge[IW_MAX_SGE];
 	uint64_t len;
+	struct iw_wc wc;      /* once finished: its completion, waiting for room in the CQ */
 };
 
 /* A response this QP owes its peer: a Read Response stream or an Atomic Response. */
@@ -83,7 +85,8 @@ struct iw_qp {
 	struct iw_swqe *sq;
 	unsigned sq_size, sq_head, sq_count, sq_cur; /* sq_cur: next WR to cut (count from head) */
 	struct iw_rwqe *rq;
-	unsigned rq_size, rq_head, rq_count;
+	unsigned rq_size, rq_head, rq_count; /* rq_count: posted and not yet retired */
+	unsigned rq_done;              /* of those, finished from the head (waiting for the CQ) */
 	struct iw_rsp rsp[IW_RSP_DEPTH];
 	unsigned rsp_head, rsp_count;
 	uint32_t tx_msn[4], rx_msn[4];
@@ -95,6 +98,8 @@ struct iw_qp {
 	uint8_t term_hdr[IW_UNTAGGED_HLEN]; /* the offending segment's header, sent back */
 	size_t term_hdr_len;
 	struct iw_term term_sent, term_recv;
+	int term_wc_pending;           /* term_wc goes to the send CQ after the send queue */
+	struct iw_wc term_wc;
 	uint32_t atomic_next;
 };
 
@@ -123,9 +128,10 @@ struct iw_rnic {
 	uint32_t next_qpn;
 	struct iw_pd *pds;
 	struct iw_cq *cqs;
+	int handler;          /* our handler's id on the endpoint */
 	struct iw_slot *slots, *free_slots, *outq, *outq_tail;
 	unsigned slots_busy;
-	int flushing;
+	int flushing;         /* a thread is in iw_flush's loop */
 	pthread_t thread;
 	int thread_on, stop;
 };
@@ -139,13 +145,16 @@ void iw_flush(struct iw_rnic *r); /* without the lock: hands queued segments to 
 
 /* iw_mr.c */
 struct iw_mr *iw_mr_find(struct iw_rnic *r, uint32_t stag);
-void iw_cq_push(struct iw_cq *cq, const struct iw_wc *wc);
+/* 0, or -1 if the CQ is full (the caller keeps the completion and retries: iw_poll_cq). */
+int iw_cq_push(struct iw_cq *cq, const struct iw_wc *wc);
 
 /* iw_qp.c (all with the lock held) */
 void iw_engine(struct iw_rnic *r);           /* cuts segments while slots are free */
 void iw_qp_fail(struct iw_qp *qp, const struct iw_term *send_term, const uint8_t *hdr,
 		size_t hdrlen, const struct iw_term *recvd);
-void iw_sq_retire(struct iw_qp *qp);
+void iw_qp_lost(struct iw_qp *qp);           /* the peer is gone */
+void iw_sq_retire(struct iw_qp *qp);         /* finished WRs at the head into the CQs */
+void iw_rq_retire(struct iw_qp *qp);
 int iw_sge_copy(const struct iw_sge *sge, int n, uint64_t off, const void *src, size_t len);
 void iw_qp_free(struct iw_qp *qp);
 

@@ -148,14 +148,35 @@ int iw_cq_destroy(struct iw_cq *cq)
 	return 0;
 }
 
-void iw_cq_push(struct iw_cq *cq, const struct iw_wc *wc)
+int iw_cq_push(struct iw_cq *cq, const struct iw_wc *wc)
 {
 	if (cq->count == cq->depth) {
-		cq->overflow++; /* the caller sized the CQ below its outstanding work */
-		return;
+		cq->full = 1;
+		return -1;
 	}
 	cq->ring[(cq->head + cq->count) % cq->depth] = *wc;
 	cq->count++;
+	return 0;
+}
+
+/* Room was made: the completions that waited for it, each QP's in its queue's order; the QPs
+ * take turns at going first. Every QP of the CQ tries (a failed push marks the CQ full again). */
+static void cq_refill(struct iw_cq *cq)
+{
+	struct iw_rnic *r = cq->r;
+	uint32_t n = r->qp_end;
+	cq->full = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct iw_qp *qp = r->qp[(cq->refill_next + i) % n];
+		if (!qp)
+			continue;
+		if (qp->scq == cq)
+			iw_sq_retire(qp);
+		if (qp->rcq == cq)
+			iw_rq_retire(qp);
+	}
+	if (n)
+		cq->refill_next = (cq->refill_next + 1) % n;
 }
 
 int iw_poll_cq(struct iw_cq *cq, int n, struct iw_wc *wc)
@@ -168,6 +189,8 @@ int iw_poll_cq(struct iw_cq *cq, int n, struct iw_wc *wc)
 		cq->head = (cq->head + 1) % cq->depth;
 		cq->count--;
 	}
+	if (got && cq->full)
+		cq_refill(cq);
 	pthread_mutex_unlock(&r->lock);
 	return got;
 }

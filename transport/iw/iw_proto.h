@@ -1,7 +1,7 @@
 /*
  * iw_proto.h: the iWARP-over-SCTP wire format (DDP RFC 5041 over SCTP RFC 5043, RDMAP RFC 5040,
  * atomics RFC 7306). Nothing but the wire format lives here. All fields are big-endian.
- * One DDP segment = one sctpt message on context SCTPT_CTX_IW | qpn (no MPA: SCTP frames).
+ * One DDP segment = one sctpt message on the RNIC's context base + qpn (no MPA: SCTP frames).
  *
  * DDP control (byte 0) and RDMAP control (byte 1), RFC 5041 s4, RFC 5040 s4.1:
  *   byte 0: | T(1) | L(1) | Rsvd(4) | DV(2) |       DV = IW_DDP_VERSION (1)

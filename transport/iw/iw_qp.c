@@ -278,7 +278,8 @@ static enum iw_wc_opcode wc_op(enum iw_wr_opcode op)
 	}
 }
 
-/* Completes finished send WRs from the head, in posting order. */
+/* Completes finished send WRs from the head, in posting order; one that finds the CQ full
+ * stays at the head, and so do those behind it, until iw_poll_cq makes room. */
 void iw_sq_retire(struct iw_qp *qp)
 {
 	while (qp->sq_count) {
@@ -289,11 +290,24 @@ void iw_sq_retire(struct iw_qp *qp)
 				   .opcode = wc_op(w->wr.opcode), .qpn = qp->qpn, .term = w->term};
 		if (w->wr.opcode == IW_WR_READ)
 			wc.byte_len = (uint32_t)w->len;
-		iw_cq_push(qp->scq, &wc);
+		if (iw_cq_push(qp->scq, &wc) < 0)
+			return;
 		qp->sq_head = (qp->sq_head + 1) % qp->sq_size;
 		qp->sq_count--;
 		if (qp->sq_cur)
 			qp->sq_cur--;
+	}
+	if (!qp->sq_count && qp->term_wc_pending && iw_cq_push(qp->scq, &qp->term_wc) == 0)
+		qp->term_wc_pending = 0;
+}
+
+/* Completes finished receives from the head, in posting order, while the CQ has room. */
+void iw_rq_retire(struct iw_qp *qp)
+{
+	while (qp->rq_done && iw_cq_push(qp->rcq, &qp->rq[qp->rq_head].wc) == 0) {
+		qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
+		qp->rq_count--;
+		qp->rq_done--;
 	}
 }
 
@@ -344,18 +358,16 @@ void iw_qp_fail(struct iw_qp *qp, const struct iw_term *send_term, const uint8_t
 	}
 	qp->sq_cur = qp->sq_count;
 	if (first && recvd) {
-		struct iw_wc wc = {.status = term_status(recvd), .opcode = IW_WC_TERMINATE,
-				   .qpn = qp->qpn, .term = *recvd};
-		iw_cq_push(qp->scq, &wc);
+		qp->term_wc = (struct iw_wc){.status = term_status(recvd), .opcode = IW_WC_TERMINATE,
+					     .qpn = qp->qpn, .term = *recvd};
+		qp->term_wc_pending = 1;
 	}
-	while (qp->rq_count) {
-		struct iw_rwqe *w = &qp->rq[qp->rq_head];
-		struct iw_wc wc = {.wr_id = w->wr.wr_id, .status = IW_WC_WR_FLUSH_ERR,
-				   .opcode = IW_WC_RECV, .qpn = qp->qpn};
-		iw_cq_push(qp->rcq, &wc);
-		qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
-		qp->rq_count--;
+	for (; qp->rq_done < qp->rq_count; qp->rq_done++) {
+		struct iw_rwqe *w = &qp->rq[(qp->rq_head + qp->rq_done) % qp->rq_size];
+		w->wc = (struct iw_wc){.wr_id = w->wr.wr_id, .status = IW_WC_WR_FLUSH_ERR,
+				       .opcode = IW_WC_RECV, .qpn = qp->qpn};
 	}
+	iw_rq_retire(qp);
 	qp->rsp_count = 0;
 	while (qp->held) {
 		struct iw_held *h = qp->held;
@@ -365,6 +377,22 @@ void iw_qp_fail(struct iw_qp *qp, const struct iw_term *send_term, const uint8_t
 	qp->held_tail = NULL;
 	qp->held_bytes = 0;
 	iw_sq_retire(qp);
+}
+
+/* The peer is gone: the oldest unfinished send WR says so, the rest of the work is flushed. */
+void iw_qp_lost(struct iw_qp *qp)
+{
+	if (qp->state == IW_QPS_ERROR)
+		return;
+	for (unsigned i = 0; i < qp->sq_count; i++) {
+		struct iw_swqe *w = &qp->sq[(qp->sq_head + i) % qp->sq_size];
+		if (w->done)
+			continue;
+		if (w->status == IW_WC_SUCCESS)
+			w->status = IW_WC_PEER_LOST;
+		break;
+	}
+	iw_qp_fail(qp, NULL, NULL, 0, NULL);
 }
 
 /* Fills a slot with one segment: header (+ extra RDMAP header) and payload iovecs. */
@@ -377,7 +405,7 @@ static void emit(struct iw_qp *qp, struct iw_slot *s, struct iw_swqe *w, const s
 	s->qp = qp;
 	s->wqe = w;
 	s->peer = qp->peer;
-	s->context = SCTPT_CTX_IW | qp->rqpn;
+	s->context = qp->r->attr.context_base + qp->rqpn;
 	s->iov[0].iov_base = s->hdr;
 	s->iov[0].iov_len = (size_t)n + extralen;
 	for (int i = 0; i < plcnt; i++)

@@ -1,5 +1,6 @@
-/* iw_rnic.c: the software RNIC: open/close, transmit slots, handing segments to the core,
- * input demultiplexing, progress (caller-driven or its own thread). */
+/* iw_rnic.c: the software RNIC: open/close, its handler on the endpoint (segments in, send
+ * completions, lost peers), transmit slots, handing segments to the core, progress
+ * (caller-driven or its own thread). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,7 +33,10 @@ void iw_rnic_attr_init(struct iw_rnic_attr *attr)
 	attr->tx_slots = 512;
 	attr->max_held_bytes = 64u << 20;
 	attr->progress_interval_ms = 1;
+	attr->context_base = IW_CONTEXT_BASE;
 }
+
+static void rnic_complete(void *arg, const struct sctpt_cqe *c);
 
 static void *progress_main(void *arg)
 {
@@ -54,9 +58,10 @@ int iw_open(struct sctpt_ep *ep, const struct iw_rnic_attr *attr, struct iw_rnic
 		iw_rnic_attr_init(&def);
 		attr = &def;
 	}
-	if (attr->seg_size < 1 || attr->seg_size > (1u << 30) || attr->tx_slots < 1)
-		return iw_err(-EINVAL, "iw_open: seg_size %zu / tx_slots %u out of range",
-			      attr->seg_size, attr->tx_slots);
+	if (attr->seg_size < 1 || attr->seg_size > (1u << 30) || attr->tx_slots < 1 ||
+	    attr->context_base > UINT32_MAX - IW_QPN_MAX)
+		return iw_err(-EINVAL, "iw_open: seg_size %zu / tx_slots %u / context_base %#x out "
+			      "of range", attr->seg_size, attr->tx_slots, attr->context_base);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return iw_err(-ENOMEM, "iw_open: out of memory");
@@ -74,17 +79,28 @@ int iw_open(struct sctpt_ep *ep, const struct iw_rnic_attr *attr, struct iw_rnic
 		r->free_slots = &r->slots[i];
 	}
 	pthread_mutex_init(&r->lock, NULL);
+	struct sctpt_handler h = {.lo = attr->context_base, .hi = attr->context_base + IW_QPN_MAX,
+				  .complete = rnic_complete, .events = 1, .arg = r};
+	int rc = r->handler = sctpt_handler_add(ep, &h);
+	if (rc < 0) {
+		iw_err(rc, "iw_open: contexts %#x..%#x: %s", h.lo, h.hi, sctpt_last_error());
+		goto fail;
+	}
 	if (attr->progress_thread) {
 		if (pthread_create(&r->thread, NULL, progress_main, r) != 0) {
-			pthread_mutex_destroy(&r->lock);
-			free(r->slots);
-			free(r);
-			return iw_err(-EAGAIN, "iw_open: cannot start the progress thread");
+			sctpt_handler_remove(ep, r->handler);
+			rc = iw_err(-EAGAIN, "iw_open: cannot start the progress thread");
+			goto fail;
 		}
 		r->thread_on = 1;
 	}
 	*out = r;
 	return 0;
+fail:
+	pthread_mutex_destroy(&r->lock);
+	free(r->slots);
+	free(r);
+	return rc;
 }
 
 static double now_s(void)
@@ -112,6 +128,7 @@ void iw_close(struct iw_rnic *r)
 			break;
 		sctpt_wait(r->ep, 5);
 	}
+	sctpt_handler_remove(r->ep, r->handler);
 	pthread_mutex_lock(&r->lock);
 	for (unsigned i = 0; i < IW_MAX_QP; i++)
 		if (r->qp[i])
@@ -134,7 +151,7 @@ void iw_close(struct iw_rnic *r)
 		for (unsigned i = 0; i < r->attr.tx_slots; i++)
 			free(r->slots[i].buf);
 		free(r->slots);
-	} /* else the core still holds cookies into the slots: never free what it may touch */
+	} /* else the core may still read segments out of them (their completions now go nowhere) */
 	free(r);
 }
 
@@ -168,8 +185,8 @@ void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status)
 		if (status < 0 && s->wqe->status == IW_WC_SUCCESS)
 			s->wqe->status = IW_WC_PEER_LOST;
 	}
-	if (qp && status < 0 && qp->state != IW_QPS_ERROR)
-		iw_qp_fail(qp, NULL, NULL, 0, NULL);
+	if (qp && status < 0)
+		iw_qp_lost(qp);
 	if (qp)
 		iw_sq_retire(qp);
 	free(s->buf);
@@ -179,8 +196,13 @@ void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status)
 	r->slots_busy--;
 }
 
-/* Only one thread hands segments to the core at a time, in queue order; the lock is never held
- * across sctpt_send (the core's callbacks call into us with its own lock held). */
+/*
+ * Hands the queued segments to the core in queue order, without the RNIC's lock (posting and
+ * polling need not wait for the core). One thread at a time: the core keeps a context's
+ * messages in the order of the sctpt_send calls, and a QP's MSNs and fences were given in
+ * queue order, so two threads sending at once could swap two of a QP's segments. A thread
+ * that finds another at it leaves its segments to that one, which loops until none is left.
+ */
 void iw_flush(struct iw_rnic *r)
 {
 	pthread_mutex_lock(&r->lock);
@@ -199,26 +221,16 @@ void iw_flush(struct iw_rnic *r)
 		pthread_mutex_unlock(&r->lock);
 		int rc = sctpt_send(r->ep, s->peer, s->context, s->tag, s->flags, s->iov, s->iovcnt, s);
 		pthread_mutex_lock(&r->lock);
+		/* 0: its one SEND completion frees the slot (rnic_complete; perhaps already, in
+		 * another thread: s is not ours to touch). 1 (handed to SCTP) and < 0 (refused)
+		 * have no completion: the slot is done now. */
 		if (rc != 0) {
-			iw_slot_done(r, s, rc == 1 ? 0 : rc);
+			iw_slot_done(r, s, rc > 0 ? 0 : rc);
 			iw_engine(r);
 		}
 	}
 	r->flushing = 0;
 	pthread_mutex_unlock(&r->lock);
-}
-
-int iw_send_done(struct iw_rnic *r, void *cookie, int status)
-{
-	struct iw_slot *s = cookie;
-	if (!r || s < r->slots || s >= r->slots + r->attr.tx_slots)
-		return 0;
-	pthread_mutex_lock(&r->lock);
-	iw_slot_done(r, s, status);
-	iw_engine(r);
-	pthread_mutex_unlock(&r->lock);
-	iw_flush(r);
-	return 1;
 }
 
 int iw_progress(struct iw_rnic *r)
@@ -260,55 +272,52 @@ static void drain_held(struct iw_qp *qp)
 	}
 }
 
-static void hold(struct iw_qp *qp, const struct sctpt_msg *m, uint32_t fence)
+static void hold(struct iw_qp *qp, const uint8_t *d, size_t len, uint32_t fence)
 {
 	static const struct iw_term over = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
 	struct iw_held *h;
-	if (qp->held_bytes + m->len > qp->r->attr.max_held_bytes ||
-	    !(h = malloc(sizeof(*h) + m->len))) {
+	if (qp->held_bytes + len > qp->r->attr.max_held_bytes || !(h = malloc(sizeof(*h) + len))) {
 		iw_qp_fail(qp, &over, NULL, 0, NULL);
 		return;
 	}
 	h->next = NULL;
 	h->fence = fence;
-	h->len = m->len;
-	if (m->len)
-		memcpy(h->data, m->data, m->len);
+	h->len = len;
+	if (len)
+		memcpy(h->data, d, len);
 	if (qp->held_tail)
 		qp->held_tail->next = h;
 	else
 		qp->held = h;
 	qp->held_tail = h;
-	qp->held_bytes += m->len;
+	qp->held_bytes += len;
 	qp->r->st.held++;
 }
 
-int iw_input(struct iw_rnic *r, const struct sctpt_msg *m)
+/* A received segment (lock held); c->context is one of ours. */
+static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
 {
-	if (!SCTPT_CTX_IS_IW(m->context))
-		return 0;
-	uint32_t qpn = m->context - SCTPT_CTX_IW;
-	const uint8_t *d = m->data;
-	pthread_mutex_lock(&r->lock);
+	uint32_t qpn = c->context - r->attr.context_base;
+	const uint8_t *d = c->data;
 	r->st.segs_recv++;
-	struct iw_qp *qp = qpn < IW_MAX_QP ? r->qp[qpn] : NULL;
-	if (!qp || qp->state == IW_QPS_IDLE || qp->peer != m->peer) {
+	struct iw_qp *qp = qpn <= IW_QPN_MAX ? r->qp[qpn] : NULL;
+	if (!qp || qp->state == IW_QPS_IDLE || qp->peer != c->peer) {
 		r->st.dropped++;
-		goto out;
+		return;
 	}
 	/* Our senders send exactly the non-Last tagged segments unordered (iw_verbs.h). */
 	if (qp->state == IW_QPS_ERROR) {
-		iw_rx_segment(qp, d, m->len); /* only a Terminate still matters: no fence */
-	} else if (m->len >= 1 && (d[0] & IW_DDP_T) && !(d[0] & IW_DDP_L)) {
+		iw_rx_segment(qp, d, c->len); /* only a Terminate still matters: no fence */
+	} else if (c->len >= 1 && (d[0] & IW_DDP_T) && !(d[0] & IW_DDP_L)) {
 		/* The fence of an ordered segment counts the unordered ones sent before it; later
 		 * ones may overtake, so count by index: rx_unord is the first index not yet seen. */
-		uint32_t off = ((uint32_t)m->tag - qp->rx_unord) & IW_FENCE_MASK;
+		uint32_t off = ((uint32_t)c->tag - qp->rx_unord) & IW_FENCE_MASK;
 		if (off >= IW_RX_WINDOW) {
 			static const struct iw_term far = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
-			iw_qp_fail(qp, &far, d, m->len, NULL); /* a duplicate or a runaway sender */
-			goto out;
+			iw_qp_fail(qp, &far, d, c->len, NULL); /* a duplicate or a runaway sender */
+			return;
 		}
-		uint32_t idx = ((uint32_t)m->tag & IW_FENCE_MASK) % IW_RX_WINDOW;
+		uint32_t idx = ((uint32_t)c->tag & IW_FENCE_MASK) % IW_RX_WINDOW;
 		qp->rx_seen[idx / 64] |= 1ull << (idx % 64);
 		for (;;) {
 			uint32_t w = qp->rx_unord % IW_RX_WINDOW;
@@ -317,19 +326,45 @@ int iw_input(struct iw_rnic *r, const struct sctpt_msg *m)
 			qp->rx_seen[w / 64] &= ~(1ull << (w % 64));
 			qp->rx_unord = (qp->rx_unord + 1) & IW_FENCE_MASK;
 		}
-		iw_rx_segment(qp, d, m->len);
+		iw_rx_segment(qp, d, c->len);
 		if (r->qp[qpn] == qp)
 			drain_held(qp);
 	} else {
-		uint32_t fence = (uint32_t)m->tag & IW_FENCE_MASK;
+		uint32_t fence = (uint32_t)c->tag & IW_FENCE_MASK;
 		if (qp->held || !fence_reached(qp, fence))
-			hold(qp, m, fence);
+			hold(qp, d, c->len, fence);
 		else
-			iw_rx_segment(qp, d, m->len);
+			iw_rx_segment(qp, d, c->len);
 	}
-out:
+}
+
+/* The QPs connected to a peer that is gone: its QPs (and their state) went with it. */
+static void peer_lost(struct iw_rnic *r, sctpt_peer_t peer)
+{
+	for (uint32_t i = 1; i < r->qp_end; i++)
+		if (r->qp[i] && r->qp[i]->state == IW_QPS_RTS && r->qp[i]->peer == peer)
+			iw_qp_lost(r->qp[i]);
+}
+
+/*
+ * The core's completions for our contexts, outside its lock. SEND: the cookie is a slot of
+ * ours (only our sends use these contexts). RECV with an error status would return a recv_buf
+ * buffer: the RNIC gives none.
+ */
+static void rnic_complete(void *arg, const struct sctpt_cqe *c)
+{
+	struct iw_rnic *r = arg;
+	pthread_mutex_lock(&r->lock);
+	if (c->kind == SCTPT_CQE_RECV && c->status == 0) {
+		segment_input(r, c);
+	} else if (c->kind == SCTPT_CQE_SEND) {
+		iw_slot_done(r, c->cookie, c->status);
+	} else if (c->kind == SCTPT_CQE_EVENT && (c->ev.type == SCTPT_EV_ASSOC_DOWN ||
+						 c->ev.type == SCTPT_EV_ASSOC_RESTART ||
+						 c->ev.type == SCTPT_EV_PEER_CLOSED)) {
+		peer_lost(r, c->ev.peer);
+	}
 	iw_engine(r);
 	pthread_mutex_unlock(&r->lock);
 	iw_flush(r);
-	return 1;
 }

@@ -126,11 +126,11 @@ static void rx_send(struct iw_qp *qp, const struct iw_hdr *h, const uint8_t *d, 
 {
 	int inv = h->opcode == IW_OP_SEND_INV || h->opcode == IW_OP_SEND_SE_INV;
 	struct iw_mr *m = NULL;
-	if (!qp->rq_count) {
+	if (qp->rq_done == qp->rq_count) {
 		fail(qp, L_DDP, 2, 0x02, d, len); /* no buffer available */
 		return;
 	}
-	struct iw_rwqe *w = &qp->rq[qp->rq_head];
+	struct iw_rwqe *w = &qp->rq[(qp->rq_head + qp->rq_done) % qp->rq_size];
 	if ((uint64_t)h->mo + n > w->len) {
 		fail(qp, L_DDP, 2, 0x05, d, len); /* message too long for the buffer */
 		return;
@@ -143,17 +143,16 @@ static void rx_send(struct iw_qp *qp, const struct iw_hdr *h, const uint8_t *d, 
 	qp->r->st.bytes_placed += n;
 	if (!h->last)
 		return;
-	struct iw_wc wc = {.wr_id = w->wr.wr_id, .opcode = IW_WC_RECV, .qpn = qp->qpn,
-			   .byte_len = (uint32_t)(h->mo + n)};
+	w->wc = (struct iw_wc){.wr_id = w->wr.wr_id, .opcode = IW_WC_RECV, .qpn = qp->qpn,
+			       .byte_len = (uint32_t)(h->mo + n)};
 	if (inv) {
 		m->valid = 0;
-		wc.flags = IW_WC_WITH_INV;
-		wc.invalidated_stag = h->stag;
+		w->wc.flags = IW_WC_WITH_INV;
+		w->wc.invalidated_stag = h->stag;
 	}
-	iw_cq_push(qp->rcq, &wc);
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
-	qp->rq_count--;
+	qp->rq_done++;
 	qp->rx_msn[IW_QN_SEND]++;
+	iw_rq_retire(qp);
 }
 
 static void rx_read_req(struct iw_qp *qp, const uint8_t *d, size_t len, const uint8_t *pl,

@@ -6,18 +6,21 @@
  * regions named by steering tags (STags) with access rights and bounds; completion queues that
  * many queue pairs share; queue pairs (send and receive queues) attached to one core peer.
  *
- * Wiring into the endpoint's owner (the core has one set of callbacks):
- *   recv:      if (SCTPT_CTX_IS_IW(msg->context)) iw_input(rnic, msg);
- *   send_done: if (iw_send_done(rnic, cookie, status)) return;   (1: the cookie was ours)
- * Progress: the owner keeps calling sctpt_progress/sctpt_wait and iw_progress; or
- * iw_rnic_attr.progress_thread starts a thread that does it (an RNIC working on its own).
+ * The RNIC's share of the endpoint: iw_open claims the contexts context_base .. context_base +
+ * IW_QPN_MAX (iw_rnic_attr; both sides must use the same base) with a handler of its own
+ * (sctpt_handler_add): segments, the completions of the sends that carried them, and the
+ * endpoint's events (a lost peer fails its QPs) come to the RNIC straight from the core. The
+ * endpoint's owner keeps every other context.
+ * Progress: the owner keeps calling sctpt_progress/sctpt_wait (which deliver to the RNIC) and
+ * iw_progress; or iw_rnic_attr.progress_thread starts a thread that does it (an RNIC working
+ * on its own).
  *
  * Connection set-up (the thesis's register_fd spirit): both sides create a QP, exchange QP
  * numbers through their own channel, and each calls iw_qp_connect(qp, peer, remote_qpn) before
  * the other side sends. Segments arriving for an unconnected QP, or from another peer, are
  * dropped (counted in iw_rnic_stats).
  *
- * Wire: one DDP segment = one sctpt message on context SCTPT_CTX_IW | remote qpn (iw_proto.h).
+ * Wire: one DDP segment = one sctpt message on context context_base + remote qpn (iw_proto.h).
  * Ordering over SCTP streams (the tag given to sctpt_send picks the stream):
  *   - tagged segments that are not the Last of their message (Write, Read Response) carry
  *     independent placement: they go SCTPT_SEND_UNORDERED, spread over the streams;
@@ -33,10 +36,11 @@
  * touches memory, the QP goes to IW_QPS_ERROR, a Terminate names layer/etype/ecode, all posted
  * work is flushed, and the peer's QP, on receiving the Terminate, goes to error and completes
  * its oldest outstanding send work request (or, if none, a IW_WC_TERMINATE completion) with an
- * error status carrying the codes.
+ * error status carrying the codes. A peer that is lost, restarts or closes its endpoint puts
+ * every QP connected to it in error the same way (IW_WC_PEER_LOST, then flushes).
  *
- * Threading: every function may be called from any thread; one lock per RNIC. The RNIC never
- * calls sctpt_send while holding its lock, so it may be called from the endpoint's callbacks.
+ * Threading: every function may be called from any thread, also from the complete() of the
+ * endpoint's other handlers; one lock per RNIC, never held while calling the core.
  * Errors are negative errno values; iw_last_error() gives a message.
  */
 #ifndef IW_VERBS_H
@@ -57,8 +61,8 @@ struct iw_pd;
 struct iw_cq;
 struct iw_qp;
 
-#define IW_QPN_MAX 0xeffffu /* QP numbers live in the low 20 bits of the context, below
-                            * the contexts reserved for other layers (SCTPT_CTX_NVM) */
+#define IW_QPN_MAX 1023u /* QP numbers are 1..IW_QPN_MAX */
+#define IW_CONTEXT_BASE 0xfff00000u /* iw_rnic_attr.context_base's default */
 #define IW_MAX_SGE 4
 
 struct iw_rnic_attr {
@@ -67,6 +71,7 @@ struct iw_rnic_attr {
 	size_t max_held_bytes;  /* received ordered segments held for their fence (64 MiB) */
 	int progress_thread;    /* 1: a thread runs sctpt_wait + iw_progress (0) */
 	int progress_interval_ms; /* that thread's sctpt_wait timeout (1) */
+	uint32_t context_base;  /* the RNIC's contexts: this + QP number (IW_CONTEXT_BASE) */
 };
 
 struct iw_rnic_stats {
@@ -77,14 +82,12 @@ struct iw_rnic_stats {
 };
 
 void iw_rnic_attr_init(struct iw_rnic_attr *attr);
+/* -EEXIST (with iw_last_error naming the range): another handler has some of the contexts. */
 int iw_open(struct sctpt_ep *ep, const struct iw_rnic_attr *attr, struct iw_rnic **out);
 /* Destroys what is left (QPs, CQs, regions, PDs: their pointers become invalid); waits up to
- * 2 s for segments the core still holds. Call it before sctpt_close. */
+ * 2 s for segments the core still holds, then gives the contexts back. Call it before
+ * sctpt_close, and while no other thread progresses the endpoint (its handler may be running). */
 void iw_close(struct iw_rnic *r);
-/* A received message on an iWARP context: returns 1 (consumed), or 0 if not an iWARP context. */
-int iw_input(struct iw_rnic *r, const struct sctpt_msg *msg);
-/* The endpoint's send_done: returns 1 if the cookie belonged to this RNIC (handled). */
-int iw_send_done(struct iw_rnic *r, void *cookie, int status);
 /* Internal work (segments waiting for a free slot); returns how many things it did. */
 int iw_progress(struct iw_rnic *r);
 int iw_rnic_stats(struct iw_rnic *r, struct iw_rnic_stats *st);
@@ -119,7 +122,7 @@ enum iw_wc_status {
 	IW_WC_REM_OP_ERR,       /* ... any other Terminate */
 	IW_WC_LOC_QP_OP_ERR,    /* this side detected a protocol error and sent a Terminate */
 	IW_WC_WR_FLUSH_ERR,     /* flushed: the QP went to error before this request finished */
-	IW_WC_PEER_LOST,        /* the core could not deliver (peer lost) */
+	IW_WC_PEER_LOST,        /* the peer was lost, restarted or closed its endpoint */
 };
 
 enum iw_wc_opcode {
@@ -143,7 +146,10 @@ struct iw_wc {
 
 int iw_cq_create(struct iw_rnic *r, unsigned depth, struct iw_cq **out);
 int iw_cq_destroy(struct iw_cq *cq); /* -EBUSY while QPs use it */
-/* Fills up to n completions; returns how many. */
+/* Fills up to n completions; returns how many. A completion that finds its CQ full waits, its
+ * work request still on its queue (so the QP's queues fill up and posting slows down), and is
+ * added, in its queue's order, when polling makes room: a CQ smaller than the work of its QPs
+ * slows them down but loses nothing. */
 int iw_poll_cq(struct iw_cq *cq, int n, struct iw_wc *wc);
 
 /* Queue pairs. */
