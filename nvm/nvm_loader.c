@@ -2,25 +2,14 @@
  * load, unload (with relocation of the programs after it) and replace. */
 #include "nvm_vm_impl.h"
 #include "nvm_verify.h"
+#include "common/sm_err.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void nvm_prog_release(struct nvm_prog *p)
 {
@@ -91,22 +80,16 @@ int nvm_vm_load_l(struct nvm_vm *vm, uint32_t id, const struct nvm_module *m, ch
 	int rc = nvm_verify(m, err, errlen);
 	if (rc)
 		return rc;
-	if (id == NVM_HOST_PROG || nvm_vm_find_prog(vm, id)) {
-		seterr(err, errlen, "program id %u %s", id,
-			 id ? "already loaded" : "is reserved for the host");
-		return -EEXIST;
-	}
-	if (vm->nprogs == NVM_PROGS_MAX) {
-		seterr(err, errlen, "too many programs");
-		return -ENOSPC;
-	}
+	if (id == NVM_HOST_PROG || nvm_vm_find_prog(vm, id))
+		return sm_err(err, errlen, -EEXIST, "program id %u %s", id,
+			      id ? "already loaded" : "is reserved for the host");
+	if (vm->nprogs == NVM_PROGS_MAX)
+		return sm_err(err, errlen, -ENOSPC, "too many programs");
 	struct nvm_prog *p = &vm->progs[vm->nprogs];
 	rc = place(vm, p, m);
-	if (rc) {
-		seterr(err, errlen, "program %s does not fit: %s",
-			 m->name, strerror(-rc));
-		return rc;
-	}
+	if (rc)
+		return sm_err(err, errlen, rc, "program %s does not fit: %s", m->name,
+			      strerror(-rc));
 	p->id = id;
 	p->state = NVM_ST_LOADED;
 	p->cont_pc = NVM_NO_PC;

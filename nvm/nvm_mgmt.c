@@ -97,7 +97,7 @@ static int call(struct nvm_mgmt *h, int op, uint32_t prog, uint16_t trig, const 
 	nvm_hdr_put(req, &hd);
 	memset(req + NVM_HDR_LEN, 0, NVM_MGMT_REQ_LEN);
 	req[NVM_HDR_LEN] = (uint8_t)op;
-	nvm_put32(req + NVM_HDR_LEN + 4, id);
+	sm_put_le32(req + NVM_HDR_LEN + 4, id);
 	if (len)
 		memcpy(req + NVM_HDR_LEN + NVM_MGMT_REQ_LEN, data, len);
 	int rc = nvm_link_send(r->link, &r->to, req, n);
@@ -124,9 +124,9 @@ static int call(struct nvm_mgmt *h, int op, uint32_t prog, uint16_t trig, const 
 		struct nvm_hdr rh;
 		if (got == 0 || nvm_hdr_get(r->buf, (size_t)got, &rh) != 0 ||
 		    rh.kind != NVM_K_MGMT_RESP || got < NVM_HDR_LEN + NVM_MGMT_RESP_LEN ||
-		    nvm_get32(r->buf + NVM_HDR_LEN) != id)
+		    sm_get_le32(r->buf + NVM_HDR_LEN) != id)
 			continue; /* not our answer */
-		int status = (int32_t)nvm_get32(r->buf + NVM_HDR_LEN + 4);
+		int status = (int32_t)sm_get_le32(r->buf + NVM_HDR_LEN + 4);
 		size_t tl = (size_t)got - NVM_HDR_LEN - NVM_MGMT_RESP_LEN;
 		if (tl >= sizeof(h->err))
 			tl = sizeof(h->err) - 1;
@@ -200,7 +200,7 @@ void nvm_mgmt_serve(struct nvm_vm *vm, const uint8_t *pkt, size_t len, const str
 	const uint8_t *req = pkt + NVM_HDR_LEN;
 	const uint8_t *data = req + NVM_MGMT_REQ_LEN;
 	size_t dlen = len - NVM_HDR_LEN - NVM_MGMT_REQ_LEN;
-	uint32_t id = nvm_get32(req + 4);
+	uint32_t id = sm_get_le32(req + 4);
 	char err[120] = "";
 	int rc;
 	struct nvm_module *m = NULL;
@@ -231,8 +231,8 @@ void nvm_mgmt_serve(struct nvm_vm *vm, const uint8_t *pkt, size_t len, const str
 	uint8_t resp[NVM_HDR_LEN + NVM_MGMT_RESP_LEN + sizeof(err)];
 	struct nvm_hdr rh = { NVM_K_MGMT_RESP, 0, 0, h.dst_prog };
 	nvm_hdr_put(resp, &rh);
-	nvm_put32(resp + NVM_HDR_LEN, id);
-	nvm_put32(resp + NVM_HDR_LEN + 4, (uint32_t)rc);
+	sm_put_le32(resp + NVM_HDR_LEN, id);
+	sm_put_le32(resp + NVM_HDR_LEN + 4, (uint32_t)rc);
 	size_t tl = strlen(err);
 	memcpy(resp + NVM_HDR_LEN + NVM_MGMT_RESP_LEN, err, tl);
 	if (vm->cfg.link)

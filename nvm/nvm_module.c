@@ -1,10 +1,12 @@
 /* nvm_module.c - module file encode/decode and the disassembler. */
 #include "nvm_module.h"
 #include "nvm_opcodes.h"
+#include "common/sm_err.h"
+#include "common/sm_file.h"
+#include "common/sm_bytes.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,13 +18,11 @@ struct rd {
 
 static uint64_t rd_n(struct rd *r, unsigned n)
 {
-	uint64_t v = 0;
 	if (r->bad || r->len - r->pos < n) {
 		r->bad = 1;
 		return 0;
 	}
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)r->p[r->pos + i] << (8 * i);
+	uint64_t v = sm_get_le(r->p + r->pos, n);
 	r->pos += n;
 	return v;
 }
@@ -48,17 +48,6 @@ static void rd_name(struct rd *r, char *dst)
 	dst[r->bad ? 0 : n] = '\0';
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 void nvm_module_free(struct nvm_module *m)
 {
 	if (!m)
@@ -78,13 +67,14 @@ int nvm_module_decode(const void *buf, size_t len, struct nvm_module **out,
 	*out = NULL;
 	rd_bytes(&r, magic, 4);
 	if (r.bad || memcmp(magic, "NVMM", 4) != 0)
-		return fail(err, errlen, -EINVAL, "not a module: bad magic");
+		return sm_err(err, errlen, -EINVAL, "not a module: bad magic");
 	unsigned ver = rd_n(&r, 2), flags = rd_n(&r, 2);
 	if (ver != NVM_MODULE_VERSION || flags != 0)
-		return fail(err, errlen, -EINVAL, "unsupported module version %u flags %u", ver, flags);
+		return sm_err(err, errlen, -EINVAL, "unsupported module version %u flags %u", ver,
+			      flags);
 	struct nvm_module *m = calloc(1, sizeof(*m));
 	if (!m)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return sm_err(err, errlen, -ENOMEM, "out of memory");
 	rd_name(&r, m->name);
 	m->data_words = rd_n(&r, 4);
 	m->init_pc = rd_n(&r, 4);
@@ -106,7 +96,7 @@ int nvm_module_decode(const void *buf, size_t len, struct nvm_module **out,
 		what = "too many table entries";
 	if (what) {
 		nvm_module_free(m);
-		return fail(err, errlen, -EINVAL, "%s", what);
+		return sm_err(err, errlen, -EINVAL, "%s", what);
 	}
 	m->vars = calloc(m->nvars + 1, sizeof(*m->vars));
 	m->trigs = calloc(m->ntrig + 1, sizeof(*m->trigs));
@@ -114,7 +104,7 @@ int nvm_module_decode(const void *buf, size_t len, struct nvm_module **out,
 	m->code = malloc(m->code_len);
 	if (!m->vars || !m->trigs || !m->addrs || !m->code) {
 		nvm_module_free(m);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return sm_err(err, errlen, -ENOMEM, "out of memory");
 	}
 	for (unsigned i = 0; i < m->nvars; i++) {
 		m->vars[i].off = rd_n(&r, 4);
@@ -136,7 +126,7 @@ int nvm_module_decode(const void *buf, size_t len, struct nvm_module **out,
 	rd_bytes(&r, m->code, m->code_len);
 	if (r.bad || r.pos != len) {
 		nvm_module_free(m);
-		return fail(err, errlen, -EINVAL, r.bad ? "truncated or malformed tables"
+		return sm_err(err, errlen, -EINVAL, r.bad ? "truncated or malformed tables"
 							: "trailing bytes after code");
 	}
 	*out = m;
@@ -170,8 +160,7 @@ static void wr_bytes(struct wr *w, const void *src, size_t n)
 static void wr_n(struct wr *w, uint64_t v, unsigned n)
 {
 	uint8_t b[8];
-	for (unsigned i = 0; i < n; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
+	sm_put_le(b, v, n);
 	wr_bytes(w, b, n);
 }
 
@@ -233,28 +222,12 @@ struct nvm_module *nvm_module_dup(const struct nvm_module *m)
 
 int nvm_module_read_file(const char *path, struct nvm_module **out, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	size_t cap = 1 << 16, len = 0;
-	uint8_t *buf = malloc(cap);
-	while (buf) {
-		len += fread(buf + len, 1, cap - len, f);
-		if (len < cap)
-			break;
-		uint8_t *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	fclose(f);
-	if (!buf)
-		return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
-	int rc = nvm_module_decode(buf, len, out, err, errlen);
+	char *buf;
+	size_t len;
+	int rc = sm_read_file(path, &buf, &len, err, errlen);
+	if (rc)
+		return rc;
+	rc = nvm_module_decode(buf, len, out, err, errlen);
 	free(buf);
 	return rc;
 }
@@ -282,9 +255,7 @@ int nvm_module_write_file(const char *path, const struct nvm_module *m)
 
 static int64_t operand(const uint8_t *p, unsigned size)
 {
-	uint64_t v = 0;
-	for (unsigned i = 0; i < size; i++)
-		v |= (uint64_t)p[i] << (8 * i);
+	uint64_t v = sm_get_le(p, size);
 	if (size == 1)
 		return (int8_t)v;
 	if (size == 4)

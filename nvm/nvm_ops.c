@@ -149,32 +149,33 @@ int nvm_op_reply(struct nvm_exec *x, int64_t p, int64_t n, int64_t trig)
 			(size_t)n);
 }
 
-int nvm_op_deliver(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int64_t n)
+/* n bytes between data address p and offset off of segment seg, into the segment or out of
+ * it; the source is checked first. */
+static int seg_copy(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int64_t n,
+		    int into_seg)
 {
 	struct region d = data_region(x), s;
+	struct region *from = into_seg ? &d : &s, *to = into_seg ? &s : &d;
+	int64_t from_at = into_seg ? p : off, to_at = into_seg ? off : p;
 	uint8_t *src, *dst;
 	int f = seg_region(x, seg, &s, NULL);
 	if (!f)
-		f = region_at(&d, p, n, NVM_SEG_R, &src);
+		f = region_at(from, from_at, n, NVM_SEG_R, &src);
 	if (!f)
-		f = region_at(&s, off, n, NVM_SEG_W, &dst);
+		f = region_at(to, to_at, n, NVM_SEG_W, &dst);
 	if (!f)
 		memmove(dst, src, (size_t)n);
 	return f;
 }
 
+int nvm_op_deliver(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int64_t n)
+{
+	return seg_copy(x, p, off, seg, n, 1);
+}
+
 int nvm_op_get(struct nvm_exec *x, int64_t p, int64_t off, int64_t seg, int64_t n)
 {
-	struct region d = data_region(x), s;
-	uint8_t *src, *dst;
-	int f = seg_region(x, seg, &s, NULL);
-	if (!f)
-		f = region_at(&s, off, n, NVM_SEG_R, &src);
-	if (!f)
-		f = region_at(&d, p, n, NVM_SEG_W, &dst);
-	if (!f)
-		memmove(dst, src, (size_t)n);
-	return f;
+	return seg_copy(x, p, off, seg, n, 0);
 }
 
 int nvm_op_getmsg(struct nvm_exec *x, int64_t p, int64_t off, int64_t n)

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/sm_bytes.h"
+
 #define NVM_WIRE_MAGIC 0xa7
 #define NVM_WIRE_VERSION 1
 #define NVM_HDR_LEN 16
@@ -33,26 +35,15 @@ struct nvm_hdr {
 	uint32_t src_prog;
 };
 
-static inline void nvm_put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-
-static inline uint32_t nvm_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static inline void nvm_hdr_put(uint8_t *p, const struct nvm_hdr *h)
 {
 	memset(p, 0, NVM_HDR_LEN);
 	p[0] = NVM_WIRE_MAGIC;
 	p[1] = NVM_WIRE_VERSION;
 	p[2] = h->kind;
-	nvm_put32(p + 4, h->dst_prog);
-	p[8] = (uint8_t)h->dst_trig;
-	p[9] = (uint8_t)(h->dst_trig >> 8);
-	nvm_put32(p + 12, h->src_prog);
+	sm_put_le32(p + 4, h->dst_prog);
+	sm_put_le16(p + 8, h->dst_trig);
+	sm_put_le32(p + 12, h->src_prog);
 }
 
 /* 0, or -1 if p does not hold a valid header of this version. */
@@ -62,9 +53,9 @@ static inline int nvm_hdr_get(const uint8_t *p, size_t len, struct nvm_hdr *h)
 	    p[10] || p[11])
 		return -1;
 	h->kind = p[2];
-	h->dst_prog = nvm_get32(p + 4);
-	h->dst_trig = (uint16_t)(p[8] | p[9] << 8);
-	h->src_prog = nvm_get32(p + 12);
+	h->dst_prog = sm_get_le32(p + 4);
+	h->dst_trig = sm_get_le16(p + 8);
+	h->src_prog = sm_get_le32(p + 12);
 	return 0;
 }
 

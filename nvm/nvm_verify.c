@@ -2,6 +2,8 @@
  * dataflow pass from every entry point. */
 #include "nvm_verify.h"
 #include "nvm_opcodes.h"
+#include "common/sm_err.h"
+#include "common/sm_bytes.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -22,35 +24,21 @@ struct vctx {
 	size_t errlen;
 };
 
+__attribute__((format(printf, 3, 4)))
 static int reject(struct vctx *v, uint32_t pc, const char *fmt, ...)
 {
-	if (v->err && v->errlen) {
-		int n = snprintf(v->err, v->errlen, "pc %u: ", pc);
-		if (n < 0 || (size_t)n >= v->errlen)
-			n = 0;
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(v->err + n, v->errlen - n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	sm_err(v->err, v->errlen, 0, "pc %u: ", pc);
+	sm_verr_append(v->err, v->errlen, 0, fmt, ap);
+	va_end(ap);
 	return -EINVAL;
-}
-
-static int32_t rel32(const uint8_t *p)
-{
-	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			 (uint32_t)p[3] << 24);
-}
-
-static uint16_t u16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
 }
 
 /* Jump target of the REL instruction at pc, or -1 if outside the code. */
 static int64_t target(const struct nvm_module *m, uint32_t pc)
 {
-	int64_t t = (int64_t)pc + 5 + rel32(m->code + pc + 1);
+	int64_t t = (int64_t)pc + 5 + (int32_t)sm_get_le32(m->code + pc + 1);
 	return (t < 0 || t >= m->code_len) ? -1 : t;
 }
 
@@ -66,12 +54,13 @@ static int decode_pass(struct vctx *v)
 		if (m->code_len - pc - 1 < oi->size)
 			return reject(v, pc, "%s: operand runs past the end of the code", oi->name);
 		const uint8_t *a = m->code + pc + 1;
-		if (oi->kind == NVM_OPND_VAR && u16(a) >= m->nvars)
+		if (oi->kind == NVM_OPND_VAR && sm_get_le16(a) >= m->nvars)
 			return reject(v, pc, "%s: variable index %u out of range (%u variables)",
-				      oi->name, u16(a), m->nvars);
-		if (oi->kind == NVM_OPND_ADR && u16(a) != NVM_ADDR_LOCAL && u16(a) >= m->naddr)
+				      oi->name, sm_get_le16(a), m->nvars);
+		if (oi->kind == NVM_OPND_ADR && sm_get_le16(a) != NVM_ADDR_LOCAL &&
+		    sm_get_le16(a) >= m->naddr)
 			return reject(v, pc, "%s: address index %u out of range (%u addresses)",
-				      oi->name, u16(a), m->naddr);
+				      oi->name, sm_get_le16(a), m->naddr);
 		v->mark[pc] = START;
 		pc += 1 + oi->size;
 	}

@@ -338,16 +338,25 @@ int nvm_vm_load(struct nvm_vm *vm, uint32_t id, const struct nvm_module *m, char
 	return LOCKED_CALL(vm, nvm_vm_load_l(vm, id, m, err, errlen));
 }
 
-int nvm_vm_load_image(struct nvm_vm *vm, uint32_t id, const void *img, size_t len, char *err,
-		      size_t errlen)
+/* Load or replace (by `install`) the module encoded in img. */
+static int install_image(struct nvm_vm *vm, uint32_t id, const void *img, size_t len,
+			 int (*install)(struct nvm_vm *, uint32_t, const struct nvm_module *,
+					char *, size_t),
+			 char *err, size_t errlen)
 {
 	struct nvm_module *m;
 	int rc = nvm_module_decode(img, len, &m, err, errlen);
 	if (rc)
 		return rc;
-	rc = nvm_vm_load(vm, id, m, err, errlen);
+	rc = install(vm, id, m, err, errlen);
 	nvm_module_free(m);
 	return rc;
+}
+
+int nvm_vm_load_image(struct nvm_vm *vm, uint32_t id, const void *img, size_t len, char *err,
+		      size_t errlen)
+{
+	return install_image(vm, id, img, len, nvm_vm_load, err, errlen);
 }
 
 int nvm_vm_unload(struct nvm_vm *vm, uint32_t id)
@@ -364,13 +373,7 @@ int nvm_vm_replace(struct nvm_vm *vm, uint32_t id, const struct nvm_module *m, c
 int nvm_vm_replace_image(struct nvm_vm *vm, uint32_t id, const void *img, size_t len, char *err,
 			 size_t errlen)
 {
-	struct nvm_module *m;
-	int rc = nvm_module_decode(img, len, &m, err, errlen);
-	if (rc)
-		return rc;
-	rc = nvm_vm_replace(vm, id, m, err, errlen);
-	nvm_module_free(m);
-	return rc;
+	return install_image(vm, id, img, len, nvm_vm_replace, err, errlen);
 }
 
 int nvm_vm_run(struct nvm_vm *vm, uint32_t id)

@@ -20,6 +20,7 @@
 #include "nvm_mgmt.h"
 #include "nvm_module.h"
 #include "pdl_emit.h"
+#include "common/sm_file.h"
 
 static int usage(void)
 {
@@ -33,19 +34,17 @@ static int usage(void)
 /* A module image from a .nvm file, or compiled from PDL. */
 static uint8_t *image(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "nvmctl: %s: %s\n", path, strerror(errno));
+	char err[512], *buf;
+	size_t n;
+	if (sm_read_file(path, &buf, &n, err, sizeof(err))) {
+		fprintf(stderr, "nvmctl: %s\n", err);
 		return NULL;
 	}
-	static char buf[1 << 20];
-	size_t n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	char err[512];
 	struct nvm_module *m;
 	int rc = (n >= 4 && memcmp(buf, "NVMM", 4) == 0)
 			 ? nvm_module_decode(buf, n, &m, err, sizeof(err))
 			 : pdl_compile(path, buf, n, &m, err, sizeof(err));
+	free(buf);
 	if (rc) {
 		fprintf(stderr, "%s\n", err);
 		return NULL;

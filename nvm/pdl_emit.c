@@ -2,6 +2,7 @@
 #include "pdl_emit.h"
 #include "nvm_opcodes.h"
 #include "nvm_verify.h"
+#include "common/sm_bytes.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -92,8 +93,7 @@ static uint32_t jump(struct emitter *g, int o)
 static void patch(struct emitter *g, uint32_t at, uint32_t target)
 {
 	int32_t rel = (int32_t)target - (int32_t)(at + 4);
-	for (int i = 0; i < 4; i++)
-		g->code[at + i] = (uint8_t)((uint32_t)rel >> (8 * i));
+	sm_put_le32(g->code + at, (uint32_t)rel);
 }
 
 static void jump_back(struct emitter *g, int o, uint32_t target)

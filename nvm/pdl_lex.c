@@ -1,5 +1,6 @@
 /* pdl_lex.c - the PDL lexer. */
 #include "pdl_lex.h"
+#include "common/sm_err.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -40,15 +41,11 @@ void pdl_lex_init(struct pdl_lexer *lx, const char *file, const char *src, size_
 
 _Noreturn void pdl_error(struct pdl_lexer *lx, int line, int col, const char *fmt, ...)
 {
-	if (lx->err && lx->errlen) {
-		int n = snprintf(lx->err, lx->errlen, "%s:%d:%d: error: ", lx->file, line, col);
-		if (n < 0 || (size_t)n >= lx->errlen)
-			n = 0;
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(lx->err + n, lx->errlen - n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	sm_err(lx->err, lx->errlen, 0, "%s:%d:%d: error: ", lx->file, line, col);
+	sm_verr_append(lx->err, lx->errlen, 0, fmt, ap);
+	va_end(ap);
 	longjmp(*lx->fail, 1);
 }
 

@@ -17,6 +17,7 @@
 #include "nvm_opcodes.h"
 #include "nvm_verify.h"
 #include "pdl_emit.h"
+#include "common/sm_file.h"
 
 static void usage(FILE *f)
 {
@@ -24,30 +25,6 @@ static void usage(FILE *f)
 		   "       pdlc --disasm file.pdl|file.nvm\n"
 		   "       pdlc --check file.pdl\n"
 		   "       pdlc --opcodes\n");
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	fclose(f);
-	*len = n;
-	return buf;
 }
 
 /* After "file:LINE:COL: error: ...", show the source line and a caret. */
@@ -136,13 +113,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	char err[512] = "", *src;
 	size_t len;
-	char *src = slurp(in, &len);
-	if (!src) {
-		fprintf(stderr, "pdlc: %s: %s\n", in, strerror(errno));
+	if (sm_read_file(in, &src, &len, err, sizeof(err))) {
+		fprintf(stderr, "pdlc: %s\n", err);
 		return 1;
 	}
-	char err[512] = "";
 	struct nvm_module *m = NULL;
 	int rc;
 	if (is_module(src, len)) {

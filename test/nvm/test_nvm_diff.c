@@ -90,8 +90,7 @@ static int64_t run(const char *src, unsigned mode, int literals)
 	char err[512];
 	struct nvm_module *m = NULL;
 	if (pdl_compile("diff.pdl", src, strlen(src), &m, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n%s\n", err, src);
-		nvm_test_failures++;
+		FAIL("%s\n%s", err, src);
 		nvm_vm_free(vm);
 		return 0;
 	}
@@ -124,9 +123,8 @@ TEST(random_expressions_agree_everywhere)
 				   run(pb, NVM_DISPATCH_GOTO, 0), run(pb, NVM_DISPATCH_SWITCH, 0) };
 		for (int k = 0; k < 4; k++)
 			if (got[k] != want) {
-				fprintf(stderr, "iter %d variant %d: got %lld want %lld\n%s\n", iter, k,
-					(long long)got[k], (long long)want, k < 2 ? pa : pb);
-				nvm_test_failures++;
+				FAIL("iter %d variant %d: got %lld want %lld\n%s", iter, k,
+				     (long long)got[k], (long long)want, k < 2 ? pa : pb);
 				return;
 			}
 	}
@@ -135,5 +133,5 @@ TEST(random_expressions_agree_everywhere)
 int main(void)
 {
 	RUN(random_expressions_agree_everywhere);
-	DONE();
+	return sm_check_result();
 }

@@ -155,5 +155,5 @@ int main(void)
 	RUN(replace_while_queued_messages_wait_runs_new_code);
 	RUN(ids_and_space_are_checked);
 	RUN(module_file_round_trip);
-	DONE();
+	return sm_check_result();
 }

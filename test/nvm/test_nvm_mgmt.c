@@ -136,5 +136,5 @@ int main(void)
 	RUN(local_handle_loads_runs_sends_replaces_unloads);
 	RUN(remote_handle_over_loopback_link);
 	RUN(link_refuses_non_loopback_destinations);
-	DONE();
+	return sm_check_result();
 }

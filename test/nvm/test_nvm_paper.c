@@ -123,5 +123,5 @@ int main(void)
 	RUN(ping_pong_between_two_vms_records_100_round_trips);
 	RUN(delivertest_delivers_into_host_segment_2);
 	RUN(delivertest_faults_without_segment_rights);
-	DONE();
+	return sm_check_result();
 }

@@ -370,5 +370,5 @@ int main(void)
 	printf("# switch dispatch\n");
 	dispatch_mode = NVM_DISPATCH_SWITCH;
 	all();
-	DONE();
+	return sm_check_result();
 }

@@ -26,17 +26,12 @@ static char err[256];
 static void rejects(struct nvm_module m, const char *why, int line)
 {
 	int rc = nvm_verify(&m, err, sizeof(err));
-	if (rc != -EINVAL || !strstr(err, why)) {
-		fprintf(stderr, "line %d: wanted rejection '%s', got rc %d '%s'\n", line, why, rc,
-			rc ? err : "");
-		nvm_test_failures++;
-	}
+	CHECK(rc == -EINVAL && strstr(err, why), "line %d: wanted rejection '%s', got rc %d '%s'",
+	      line, why, rc, rc ? err : "");
 	/* And the loader refuses it too. */
 	struct nvm_vm *vm = nvm_vm_new(NULL);
-	if (nvm_vm_load(vm, 1, &m, err, sizeof(err)) != -EINVAL) {
-		fprintf(stderr, "line %d: loader accepted a bad module\n", line);
-		nvm_test_failures++;
-	}
+	CHECK(nvm_vm_load(vm, 1, &m, err, sizeof(err)) == -EINVAL,
+	      "line %d: loader accepted a bad module", line);
 	nvm_vm_free(vm);
 }
 #define REJECTS(m, why) rejects(m, why, __LINE__)
@@ -233,5 +228,5 @@ int main(void)
 	RUN(rejects_await_with_a_nonempty_stack);
 	RUN(module_decoder_rejects_malformed_images);
 	RUN(verified_code_with_wild_addresses_faults_safely);
-	DONE();
+	return sm_check_result();
 }

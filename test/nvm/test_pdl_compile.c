@@ -26,9 +26,8 @@ static void compiles_to(const char *src, const int *ops, int n, int line)
 {
 	struct nvm_module *m = compile_ok(src);
 	if (!has_ops(m, ops, n)) {
-		fprintf(stderr, "line %d: expected opcode sequence not found in:\n", line);
+		FAIL("line %d: expected opcode sequence not found in:", line);
 		nvm_disasm(m, stderr);
-		nvm_test_failures++;
 	}
 	nvm_module_free(m);
 }
@@ -40,11 +39,8 @@ static void fails_with(const char *src, const char *where_what, int line)
 	char err[512] = "";
 	struct nvm_module *m = NULL;
 	int rc = pdl_compile("t.pdl", src, strlen(src), &m, err, sizeof(err));
-	if (rc != -EINVAL || m || !strstr(err, where_what)) {
-		fprintf(stderr, "line %d: wanted error containing '%s', got rc %d: %s\n", line,
-			where_what, rc, err);
-		nvm_test_failures++;
-	}
+	CHECK(rc == -EINVAL && !m && strstr(err, where_what),
+	      "line %d: wanted error containing '%s', got rc %d: %s", line, where_what, rc, err);
 	nvm_module_free(m);
 }
 #define FAILS(src, what) fails_with(src, what, __LINE__)
@@ -200,5 +196,5 @@ int main(void)
 	RUN(semicolons_are_separators_and_optional);
 	RUN(errors_name_file_line_and_column);
 	RUN(deep_nesting_is_an_error_not_a_crash);
-	DONE();
+	return sm_check_result();
 }
