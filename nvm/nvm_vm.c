@@ -216,11 +216,13 @@ struct nvm_msg *nvm_vm_enqueue(struct nvm_vm *vm)
 	return &vm->queue[(vm->qhead + vm->qcount++) % vm->cfg.queue_len];
 }
 
-static void fill_host_msg(struct nvm_msg *q, uint32_t id, uint16_t trig, const void *buf, size_t len)
+/* A message between the host and a program of this VM. */
+static void fill_local_msg(struct nvm_msg *q, uint32_t dst, uint32_t src, uint16_t trig,
+			   const void *buf, size_t len)
 {
-	q->dst_prog = id;
+	q->dst_prog = dst;
 	q->trig = trig;
-	q->src_prog = NVM_HOST_PROG;
+	q->src_prog = src;
 	q->remote = 0;
 	q->len = (uint32_t)len;
 	if (len)
@@ -250,7 +252,7 @@ int nvm_vm_post_l(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf
 	struct nvm_msg *q = nvm_vm_enqueue(vm);
 	if (!q)
 		return -EAGAIN;
-	fill_host_msg(q, id, trig, buf, len);
+	fill_local_msg(q, id, NVM_HOST_PROG, trig, buf, len);
 	return 0;
 }
 
@@ -389,7 +391,7 @@ int nvm_vm_post(struct nvm_vm *vm, uint32_t id, uint16_t trig, const void *buf, 
 	pthread_mutex_lock(&vm->inbox_lock);
 	if (vm->icount < vm->cfg.queue_len) {
 		struct nvm_msg *q = &vm->inbox[(vm->ihead + vm->icount++) % vm->cfg.queue_len];
-		fill_host_msg(q, id, trig, buf, len);
+		fill_local_msg(q, id, NVM_HOST_PROG, trig, buf, len);
 		atomic_store_explicit(&vm->inbox_n, vm->icount, memory_order_release);
 		rc = 0;
 	}
@@ -503,13 +505,7 @@ void nvm_vm_host_put(struct nvm_vm *vm, uint32_t src, uint16_t trig, const void 
 		return;
 	}
 	struct nvm_msg *q = &vm->hostq[(vm->hhead + vm->hcount++) % NVM_HOSTQ_LEN];
-	q->dst_prog = NVM_HOST_PROG;
-	q->src_prog = src;
-	q->trig = trig;
-	q->remote = 0;
-	q->len = (uint32_t)n;
-	if (n)
-		memcpy(q->data, buf, n);
+	fill_local_msg(q, NVM_HOST_PROG, src, trig, buf, n);
 }
 
 int nvm_vm_host_recv(struct nvm_vm *vm, struct nvm_host_msg *info, void *buf, size_t cap)

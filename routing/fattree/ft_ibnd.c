@@ -18,6 +18,7 @@
 #include "ft_topo.h"
 #include "common/sm_err.h"
 #include "common/sm_file.h"
+#include "common/sm_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -139,19 +140,6 @@ static int parse_int(const char **p, int *v, int lo, int hi)
 	return 0;
 }
 
-static int grow(void **a, int n, int *cap, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	int nc = *cap ? *cap * 2 : 64;
-	void *q = realloc(*a, (size_t)nc * elem);
-	if (!q)
-		return -ENOMEM;
-	*a = q;
-	*cap = nc;
-	return 0;
-}
-
 static int parse_header(struct parser *ps, const char *p, int type, int line, uint64_t pending)
 {
 	struct rec r = { .type = type, .line = line, .first = ps->npl };
@@ -181,7 +169,7 @@ static int parse_header(struct parser *ps, const char *p, int type, int line, ui
 	}
 	if (!r.guid)
 		r.guid = 0x0002c9fe00000000ull + ((uint64_t)ps->nrec + 1) * 256;   /* room for port GUIDs */
-	if (!r.name || grow((void **)&ps->rec, ps->nrec, &ps->caprec, sizeof(r))) {
+	if (!r.name || sm_grow(&ps->rec, ps->nrec, &ps->caprec, sizeof(r))) {
 		free(r.id);
 		free(r.name);
 		return -ENOMEM;
@@ -229,7 +217,7 @@ static int parse_port(struct parser *ps, const char *p, int line)
 			PERR(ps, line, "port %d of \"%s\" listed twice", pl.port, r->id);
 			return -EINVAL;
 		}
-	if (grow((void **)&ps->pl, ps->npl, &ps->cappl, sizeof(pl))) {
+	if (sm_grow(&ps->pl, ps->npl, &ps->cappl, sizeof(pl))) {
 		free(pl.rid);
 		return -ENOMEM;
 	}

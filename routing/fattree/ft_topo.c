@@ -6,6 +6,7 @@
 #endif
 #include "ft_topo.h"
 #include "common/sm_err.h"
+#include "common/sm_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,24 +48,11 @@ void ft_topo_free(struct ft_topo *t)
 	free(t);
 }
 
-static int grow(void **arr, int n, int *cap, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	int ncap = *cap ? *cap * 2 : 16;
-	void *p = realloc(*arr, (size_t)ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 int ft_topo_add_switch(struct ft_topo *t, uint64_t guid, const char *name, int nports)
 {
 	if (nports < 1 || nports > FT_MAX_PORTS)
 		return -EINVAL;
-	if (grow((void **)&t->sw, t->nsw, &t->sw_cap, sizeof(*t->sw)))
+	if (sm_grow(&t->sw, t->nsw, &t->sw_cap, sizeof(*t->sw)))
 		return -ENOMEM;
 	struct ft_switch *s = &t->sw[t->nsw];
 	memset(s, 0, sizeof(*s));
@@ -84,7 +72,7 @@ int ft_topo_add_switch(struct ft_topo *t, uint64_t guid, const char *name, int n
 int ft_topo_add_node(struct ft_topo *t, uint64_t guid, uint64_t port_guid, const char *name,
 		     int port, int nports)
 {
-	if (grow((void **)&t->node, t->nnodes, &t->node_cap, sizeof(*t->node)))
+	if (sm_grow(&t->node, t->nnodes, &t->node_cap, sizeof(*t->node)))
 		return -ENOMEM;
 	struct ft_node *n = &t->node[t->nnodes];
 	memset(n, 0, sizeof(*n));

@@ -3,6 +3,7 @@
 #include "fnn_util.h"
 #include "common/sm_err.h"
 #include "common/sm_file.h"
+#include "common/sm_array.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -130,15 +131,9 @@ int fnn_addrmap_parse(struct fnn_addrmap *m, const char *text, size_t len, char 
 		fnn_cursor_blank(&c);
 		int ch = fnn_cursor_peek(&c);
 		if (ch != '\n' && ch != '#' && ch != EOF) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				struct fnn_nic_addr *nv = realloc(v, (size_t)cap * sizeof(*v));
-				if (!nv) {
-					rc = -ENOMEM;
-					break;
-				}
-				v = nv;
-			}
+			rc = sm_grow(&v, n, &cap, sizeof(*v));
+			if (rc)
+				break;
 			rc = parse_entry(&c, line, &v[n], err, errlen);
 			if (rc)
 				break;
@@ -174,10 +169,5 @@ int fnn_addrmap_load(struct fnn_addrmap *m, const char *path, char *err, size_t 
 		return rc;
 	rc = fnn_addrmap_parse(m, text, len, err, errlen);
 	free(text);
-	if (rc && err && errlen) {
-		char tmp[512];
-		snprintf(tmp, sizeof(tmp), "%s: %s", path, err);
-		snprintf(err, errlen, "%s", tmp);
-	}
-	return rc;
+	return rc ? sm_err(err, errlen, rc, "%s: %s", path, err) : 0;
 }

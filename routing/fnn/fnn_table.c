@@ -3,6 +3,7 @@
 #include "fnn_util.h"
 #include "common/sm_err.h"
 #include "common/sm_file.h"
+#include "common/sm_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -156,13 +157,8 @@ static int parse_line(struct fnn_cursor *c, int line, struct entry *e, char *err
 				       "line %d: switch %d: expected a PC number 0..%d", line,
 				       e->sw, FNN_MAX_PCS - 1);
 		}
-		if (e->n == cap) {
-			cap = cap ? 2 * cap : 16;
-			int *np = realloc(e->pcs, (size_t)cap * sizeof(int));
-			if (!np)
-				return -ENOMEM;
-			e->pcs = np;
-		}
+		if (sm_grow(&e->pcs, e->n, &cap, sizeof(int)))
+			return -ENOMEM;
 		for (int i = 0; i < e->n; i++)
 			if (e->pcs[i] == v)
 				return sm_err(err, errlen, -EINVAL,
@@ -181,15 +177,9 @@ static int collect(struct fnn_cursor *c, struct entry **out, int *nout, char *er
 		fnn_cursor_blank(c);
 		int ch = fnn_cursor_peek(c);
 		if (ch != '\n' && ch != '#' && ch != EOF) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16;
-				struct entry *ne = realloc(e, (size_t)cap * sizeof(*e));
-				if (!ne) {
-					rc = -ENOMEM;
-					break;
-				}
-				e = ne;
-			}
+			rc = sm_grow(&e, n, &cap, sizeof(*e));
+			if (rc)
+				break;
 			rc = parse_line(c, line, &e[n], err, errlen);
 			n++;
 			if (rc)
@@ -267,12 +257,7 @@ int fnn_table_load(struct fnn_design *d, const char *path, int npcs, char *err, 
 		return rc;
 	rc = fnn_table_parse(d, text, len, npcs, err, errlen);
 	free(text);
-	if (rc && err && errlen) {
-		char tmp[512];
-		snprintf(tmp, sizeof(tmp), "%s: %s", path, err);
-		snprintf(err, errlen, "%s", tmp);
-	}
-	return rc;
+	return rc ? sm_err(err, errlen, rc, "%s: %s", path, err) : 0;
 }
 
 int fnn_table_print(const struct fnn_design *d, FILE *out)
