@@ -11,26 +11,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/sm_err.h"
+
 #define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
 #define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
 
-static __thread char t_err[256];
-
-int sctpt_err(int code, const char *fmt, ...)
-{
-	char tmp[sizeof(t_err)];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap); /* fmt may print t_err itself */
-	va_end(ap);
-	memcpy(t_err, tmp, sizeof(t_err));
-	return code;
-}
-
-const char *sctpt_last_error(void)
-{
-	return t_err;
-}
+SM_LAST_ERROR_DEFINE(sctpt)
 
 void sctpt_config_init(struct sctpt_config *c)
 {

@@ -8,29 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
+#include "common/sm_bytes.h"
 
 void sctpt_hdr_encode(const struct sctpt_hdr *h, uint8_t out[SCTPT_HDR_LEN])
 {
@@ -38,11 +16,11 @@ void sctpt_hdr_encode(const struct sctpt_hdr *h, uint8_t out[SCTPT_HDR_LEN])
 	out[1] = h->op;
 	out[2] = h->flags;
 	out[3] = 0;
-	put32(out + 4, h->context);
-	put32(out + 8, (uint32_t)h->tag);
-	put32(out + 12, h->seq);
-	put64(out + 16, h->msg_len);
-	put64(out + 24, h->offset);
+	sm_put_be32(out + 4, h->context);
+	sm_put_be32(out + 8, (uint32_t)h->tag);
+	sm_put_be32(out + 12, h->seq);
+	sm_put_be64(out + 16, h->msg_len);
+	sm_put_be64(out + 24, h->offset);
 }
 
 int sctpt_hdr_decode(const uint8_t *buf, size_t len, struct sctpt_hdr *h)
@@ -52,11 +30,11 @@ int sctpt_hdr_decode(const uint8_t *buf, size_t len, struct sctpt_hdr *h)
 	h->version = buf[0];
 	h->op = buf[1];
 	h->flags = buf[2];
-	h->context = get32(buf + 4);
-	h->tag = (int32_t)get32(buf + 8);
-	h->seq = get32(buf + 12);
-	h->msg_len = get64(buf + 16);
-	h->offset = get64(buf + 24);
+	h->context = sm_get_be32(buf + 4);
+	h->tag = (int32_t)sm_get_be32(buf + 8);
+	h->seq = sm_get_be32(buf + 12);
+	h->msg_len = sm_get_be64(buf + 16);
+	h->offset = sm_get_be64(buf + 24);
 	if (h->version != SCTPT_PROTO_VERSION)
 		return sctpt_err(-EPROTO, "envelope version %u, expected %u", h->version,
 				 SCTPT_PROTO_VERSION);
@@ -151,4 +129,19 @@ int sctpt_card_parse(const char *s, struct sctpt_card_info *c)
 	if (c->naddrs == 0)
 		return sctpt_err(-EINVAL, "business card '%.40s' has no address", s);
 	return 0;
+}
+
+void sctpt_probe_encode(int type, uint8_t out[SCTPT_PROBE_LEN])
+{
+	memset(out, 0, SCTPT_PROBE_LEN);
+	memcpy(out + 4, "SMPR", 4);
+	out[8] = (uint8_t)type;
+}
+
+int sctpt_probe_decode(const uint8_t *buf, size_t len)
+{
+	if (len != SCTPT_PROBE_LEN || memcmp(buf + 4, "SMPR", 4) != 0 ||
+	    (buf[8] != SCTPT_PROBE_PING && buf[8] != SCTPT_PROBE_PONG))
+		return -EPROTO;
+	return buf[8];
 }

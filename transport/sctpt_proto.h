@@ -66,4 +66,17 @@ int sctpt_card_format(const struct sctpt_card_info *c, char *buf, size_t len);
 /* -EINVAL with sctpt_last_error() naming the bad field. */
 int sctpt_card_parse(const char *s, struct sctpt_card_info *c);
 
+/*
+ * Path probes, beside SCTP in the same UDP port: 12 bytes, whose first four (where SCTP has
+ * its two ports, never both 0) are zero, then "SMPR", the type, three zero bytes. A PING is
+ * answered with a PONG; either one says the path works.
+ */
+#define SCTPT_PROBE_LEN 12
+enum { SCTPT_PROBE_PING = 1, SCTPT_PROBE_PONG = 2 };
+/* A datagram that is a probe rather than SCTP. */
+#define SCTPT_IS_PROBE(b) ((b)[0] == 0 && (b)[1] == 0 && (b)[2] == 0 && (b)[3] == 0)
+void sctpt_probe_encode(int type, uint8_t out[SCTPT_PROBE_LEN]);
+/* The type of a probe datagram, or -EPROTO. */
+int sctpt_probe_decode(const uint8_t *buf, size_t len);
+
 #endif

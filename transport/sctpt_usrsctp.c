@@ -911,13 +911,10 @@ static int us_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer
 	}
 }
 
-/* Path probes: a datagram whose first four bytes (SCTP's two ports) are zero is ours. */
-#define PROBE_LEN 12
-enum { PROBE_PING = 1, PROBE_PONG = 2 };
-
 static void probe_send(struct sctpt_ep *ep, int local, const struct sockaddr_in *to, int type)
 {
-	uint8_t b[PROBE_LEN] = {0, 0, 0, 0, 'S', 'M', 'P', 'R', (uint8_t)type, 0, 0, 0};
+	uint8_t b[SCTPT_PROBE_LEN];
+	sctpt_probe_encode(type, b);
 	sendto(ep->udp[local].fd, b, sizeof(b), MSG_DONTWAIT, (const struct sockaddr *)to,
 	       sizeof(*to));
 }
@@ -958,11 +955,12 @@ static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
 	if (!p || pi < 0)
 		return; /* a peer without a card only sends after its card is known here */
 	struct sctpt_path *path = p->paths[pi];
-	if (buf[0] == 0 && buf[1] == 0 && buf[2] == 0 && buf[3] == 0) {
-		if (len != PROBE_LEN || memcmp(buf + 4, "SMPR", 4) != 0)
+	if (SCTPT_IS_PROBE(buf)) {
+		int type = sctpt_probe_decode(buf, len);
+		if (type < 0)
 			return;
-		if (buf[8] == PROBE_PING)
-			probe_send(ep, local, from, PROBE_PONG);
+		if (type == SCTPT_PROBE_PING)
+			probe_send(ep, local, from, SCTPT_PROBE_PONG);
 		path_alive(path, now);
 		return;
 	}
@@ -1013,7 +1011,7 @@ static void probe_paths(struct sctpt_ep *ep, uint64_t now)
 				}
 			}
 			path->probe_sent_ms = now;
-			probe_send(ep, path->local, &path->remote, PROBE_PING);
+			probe_send(ep, path->local, &path->remote, SCTPT_PROBE_PING);
 		}
 		if (!p->nrails && atomic_load(&p->paths[0]->up) && atomic_load(&p->sel_out.cur) != 0 &&
 		    p->paths[0]->probes_unanswered == 0)
