@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvm/nvm_module.h"
-#include "nvm/nvm_vm.h"
+#include "nvm_test.h"
 
 static struct nvm_vm *vm;
 static struct nvm_seg *seg;
@@ -31,14 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			nvm_vm_progress(vm, 8);
 		}
 		nvm_vm_unload(vm, 1);
-		/* Drop everything a program left behind for the next input. */
-		nvm_vm_progress(vm, 1000);
-		int64_t v[64];
-		while (nvm_vm_display_read(vm, v, NULL, 64))
-			;
-		struct nvm_event ev;
-		while (nvm_vm_event_next(vm, &ev))
-			;
+		drain_vm(vm);
 	}
 	nvm_module_free(m);
 	return 0;

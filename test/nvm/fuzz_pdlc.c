@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvm/nvm_verify.h"
-#include "nvm/nvm_vm.h"
-#include "nvm/pdl_emit.h"
+#include "nvm_test.h"
 
 static struct nvm_vm *vm;
 
@@ -30,13 +28,7 @@ static void run(const struct nvm_module *m)
 		nvm_vm_dispatch(vm, 1, m->trigs[i].id, payload, sizeof(payload));
 	nvm_vm_progress(vm, 16);
 	nvm_vm_unload(vm, 1);
-	nvm_vm_progress(vm, 1000);
-	int64_t v[64];
-	while (nvm_vm_display_read(vm, v, NULL, 64))
-		;
-	struct nvm_event ev;
-	while (nvm_vm_event_next(vm, &ev))
-		;
+	drain_vm(vm);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

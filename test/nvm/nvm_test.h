@@ -54,6 +54,19 @@ static inline int64_t peek1(struct nvm_vm *vm, uint32_t id, const char *var, uin
 	return v;
 }
 
+/* What the fuzz targets do between inputs: a program's queued work run out, its display
+ * values and the VM's events read, so that the next input starts clean. */
+static inline void drain_vm(struct nvm_vm *vm)
+{
+	nvm_vm_progress(vm, 1000);
+	int64_t v[64];
+	while (nvm_vm_display_read(vm, v, NULL, 64))
+		;
+	struct nvm_event ev;
+	while (nvm_vm_event_next(vm, &ev))
+		;
+}
+
 /* Events of one kind, drained; returns how many, last one in *ev if given. */
 static inline int count_events(struct nvm_vm *vm, int kind, struct nvm_event *last)
 {

@@ -15,19 +15,30 @@ static const char *other_layout =
 	"PROGRAM counter2: VAR a, n; TRIGGERS 1;\n"
 	"MESSAGE 1: n = n + 100; END;";
 
-static void load(struct nvm_vm *vm, uint32_t id, const char *src)
+/* Programs 1..n run `counter`; program id has been sent id messages. */
+static void load_counters(struct nvm_vm *vm, uint32_t n)
 {
-	load_run(vm, id, src);
+	for (uint32_t id = 1; id <= n; id++)
+		load_run(vm, id, counter);
+	for (uint32_t id = 1; id <= n; id++)
+		for (uint32_t k = 0; k < id; k++)
+			CHECK_EQ(nvm_vm_dispatch(vm, id, 1, NULL, 0), 0);
+}
+
+/* Replaces program id by src, compiled; the replace's return code. */
+static int replace_with(struct nvm_vm *vm, uint32_t id, const char *src)
+{
+	char err[256];
+	struct nvm_module *m = compile_ok(src);
+	int rc = nvm_vm_replace(vm, id, m, err, sizeof(err));
+	nvm_module_free(m);
+	return rc;
 }
 
 TEST(several_programs_side_by_side)
 {
 	struct nvm_vm *vm = nvm_vm_new(NULL);
-	for (uint32_t id = 1; id <= 5; id++)
-		load(vm, id, counter);
-	for (uint32_t id = 1; id <= 5; id++)
-		for (uint32_t k = 0; k < id; k++)
-			CHECK_EQ(nvm_vm_dispatch(vm, id, 1, NULL, 0), 0);
+	load_counters(vm, 5);
 	for (uint32_t id = 1; id <= 5; id++)
 		CHECK_EQ(peek1(vm, id, "n", 0), id);
 	struct nvm_prog_stats a, b;
@@ -41,11 +52,7 @@ TEST(several_programs_side_by_side)
 TEST(unload_relocates_the_programs_after_it)
 {
 	struct nvm_vm *vm = nvm_vm_new(NULL);
-	for (uint32_t id = 1; id <= 3; id++)
-		load(vm, id, counter);
-	for (uint32_t id = 1; id <= 3; id++)
-		for (uint32_t k = 0; k < id; k++)
-			nvm_vm_dispatch(vm, id, 1, NULL, 0);
+	load_counters(vm, 3);
 	struct nvm_prog_stats before, after;
 	nvm_vm_prog_stats(vm, 3, &before);
 	CHECK_EQ(nvm_vm_unload(vm, 1), 0);
@@ -64,14 +71,11 @@ TEST(unload_relocates_the_programs_after_it)
 TEST(replace_keeps_data_with_same_layout)
 {
 	struct nvm_vm *vm = nvm_vm_new(NULL);
-	load(vm, 1, counter);
-	load(vm, 2, counter);
+	load_run(vm, 1, counter);
+	load_run(vm, 2, counter);
 	nvm_vm_dispatch(vm, 1, 1, NULL, 0);
 	nvm_vm_dispatch(vm, 1, 1, NULL, 0);
-	char err[256];
-	struct nvm_module *m = compile_ok(counter_by_ten);
-	CHECK_EQ(nvm_vm_replace(vm, 1, m, err, sizeof(err)), 0);
-	nvm_module_free(m);
+	CHECK_EQ(replace_with(vm, 1, counter_by_ten), 0);
 	CHECK_EQ(nvm_vm_dispatch(vm, 1, 1, NULL, 0), 0);
 	CHECK_EQ(peek1(vm, 1, "n", 0), 12);
 	CHECK_EQ(nvm_vm_dispatch(vm, 2, 1, NULL, 0), 0);
@@ -80,13 +84,12 @@ TEST(replace_keeps_data_with_same_layout)
 	nvm_vm_prog_stats(vm, 1, &st);
 	CHECK_EQ(st.state, NVM_ST_WAITING); /* still running */
 	/* A different layout starts from zeroed data. */
-	m = compile_ok(other_layout);
-	CHECK_EQ(nvm_vm_replace(vm, 1, m, err, sizeof(err)), 0);
-	nvm_module_free(m);
+	CHECK_EQ(replace_with(vm, 1, other_layout), 0);
 	CHECK_EQ(nvm_vm_dispatch(vm, 1, 1, NULL, 0), 0);
 	CHECK_EQ(peek1(vm, 1, "n", 0), 100);
 	/* A bad replacement is refused and the old program stays. */
-	m = compile_ok(counter);
+	char err[256];
+	struct nvm_module *m = compile_ok(counter);
 	m->code[0] = 0xee;
 	CHECK_EQ(nvm_vm_replace(vm, 1, m, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "unknown opcode") != NULL);
@@ -99,13 +102,10 @@ TEST(replace_keeps_data_with_same_layout)
 TEST(replace_while_queued_messages_wait_runs_new_code)
 {
 	struct nvm_vm *vm = nvm_vm_new(NULL);
-	load(vm, 1, counter);
+	load_run(vm, 1, counter);
 	nvm_vm_post(vm, 1, 1, NULL, 0);
 	nvm_vm_post(vm, 1, 1, NULL, 0);
-	char err[256];
-	struct nvm_module *m = compile_ok(counter_by_ten);
-	CHECK_EQ(nvm_vm_replace(vm, 1, m, err, sizeof(err)), 0);
-	nvm_module_free(m);
+	CHECK_EQ(replace_with(vm, 1, counter_by_ten), 0);
 	CHECK_EQ(nvm_vm_progress(vm, 10), 2);
 	CHECK_EQ(peek1(vm, 1, "n", 0), 20);
 	nvm_vm_free(vm);
