@@ -349,6 +349,25 @@ struct sctpt_backend {
 	int (*wait)(struct sctpt_ep *ep, int timeout_ms);
 };
 
+/* ---- sctpt_udp.c: the UDP datagram layer beneath the engines ---- */
+int sctpt_udp_open(struct sctpt_ep *ep);   /* binds ep->udp[], sets ep->udp_port */
+void sctpt_udp_close(struct sctpt_ep *ep);
+/* Brackets (nesting, per thread) inside which packets are batched per (selector, path) and
+ * sent with UDP GSO at the outermost end; flush sends what is batched now. */
+void sctpt_udp_tx_begin(void);
+void sctpt_udp_tx_end(void);
+void sctpt_udp_tx_flush(void);
+/* One packet of the engine on the path selector sel stands for. */
+void sctpt_udp_output(struct sctpt_sel *sel, const void *buf, size_t len);
+/* Reads datagrams (and probes the paths): probes are answered here, SCTP packets go to
+ * deliver with their peer and path. Returns the datagrams handled. */
+typedef void (*sctpt_udp_deliver_fn)(struct sctpt_ep *ep, struct sctpt_peer *p, int path,
+				     const uint8_t *pkt, size_t len);
+int sctpt_udp_input(struct sctpt_ep *ep, sctpt_udp_deliver_fn deliver);
+int sctpt_udp_wait(struct sctpt_ep *ep, int timeout_ms);
+/* The next path of p after from that is up, else simply the next one. */
+int sctpt_path_next(struct sctpt_peer *p, int from);
+
 extern const struct sctpt_backend sctpt_backend_usrsctp;
 /* Makes a backend selectable by name through cfg.backend (tests register their fake one). */
 int sctpt_backend_register(const struct sctpt_backend *be);

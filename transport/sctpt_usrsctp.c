@@ -1,14 +1,13 @@
 /*
- * Socket layer over usrsctp: AF_CONN associations carried in our own UDP sockets, read from
- * the caller's progress loop. No usrsctp thread runs (usrsctp_init_nothreads), timers are
- * driven by usrsctp_handle_timers, and our conn_output callback only ever calls sendto.
+ * The usrsctp engine (struct sctpt_backend): AF_CONN associations whose packets travel through
+ * the UDP layer (sctpt_udp.c), driven from the caller's progress loop. No usrsctp thread runs
+ * (usrsctp_init_nothreads), timers are driven by usrsctp_handle_timers, and conn_output only
+ * hands packets to the UDP layer.
  */
 #include "sctpt_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <usrsctp.h>
-#include <netinet/udp.h>
 
 #ifndef SCTP_CMT_ON_OFF
 #define SCTP_CMT_ON_OFF 0x00001200 /* handled by usrsctp, missing from usrsctp.h */
@@ -30,9 +28,6 @@ struct sctpt_sockstat {
 	uint32_t ss_total_sndbuf;
 	uint32_t ss_total_recv_buf;
 };
-
-#define RX_BATCH 8
-#define RX_DGRAM 65536
 
 /* usrsctp is one instance per process, shared by all endpoints. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,203 +43,6 @@ static uint64_t now_ms(void)
 }
 
 /*
- * Sends len bytes at buf to path as datagrams of seg bytes each (the last may be shorter):
- * one sendmsg with UDP GSO (UDP_SEGMENT), so the stack is walked once per batch while the
- * wire still carries datagrams of the path MTU; sendmmsg where the kernel refuses GSO (no
- * checksum offload on the device, an old kernel). 0 or -errno of the send.
- */
-static int path_send(struct sctpt_path *path, const uint8_t *buf, size_t len, size_t seg, int nseg)
-{
-	struct sctpt_udp *u = &path->peer->ep->udp[path->local];
-	const struct sockaddr *to = (const struct sockaddr *)&path->remote;
-	ssize_t n = -1;
-	int sent = nseg;
-	if (nseg == 1) {
-		n = sendto(u->fd, buf, len, MSG_DONTWAIT, to, sizeof(path->remote));
-	} else if (atomic_load_explicit(&u->gso, memory_order_relaxed)) {
-		union {
-			char buf[CMSG_SPACE(sizeof(uint16_t))];
-			struct cmsghdr align;
-		} ctl;
-		struct iovec iov = {(void *)buf, len};
-		struct msghdr mh = {.msg_name = (void *)to, .msg_namelen = sizeof(path->remote),
-				    .msg_iov = &iov, .msg_iovlen = 1,
-				    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		uint16_t gso = (uint16_t)seg;
-		cm->cmsg_level = SOL_UDP;
-		cm->cmsg_type = UDP_SEGMENT;
-		cm->cmsg_len = CMSG_LEN(sizeof(gso));
-		memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
-		n = sendmsg(u->fd, &mh, MSG_DONTWAIT);
-		if (n < 0 && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT))
-			atomic_store(&u->gso, 0); /* refused, not failed: sendmmsg from now on */
-	}
-	if (nseg > 1 && !atomic_load_explicit(&u->gso, memory_order_relaxed)) {
-		struct mmsghdr mm[SCTPT_TX_SEGS];
-		struct iovec iov[SCTPT_TX_SEGS];
-		for (int i = 0; i < nseg; i++) {
-			size_t off = (size_t)i * seg;
-			iov[i] = (struct iovec){(void *)(buf + off), len - off < seg ? len - off : seg};
-			mm[i].msg_hdr = (struct msghdr){.msg_name = (void *)to,
-							.msg_namelen = sizeof(path->remote),
-							.msg_iov = &iov[i], .msg_iovlen = 1};
-		}
-		int k = sendmmsg(u->fd, mm, (unsigned)nseg, MSG_DONTWAIT);
-		n = k;
-		sent = k > 0 ? k : 0;
-	}
-	if (n < 0) {
-		atomic_store(&path->send_errno, errno);
-		return -errno;
-	}
-	atomic_fetch_add_explicit(&path->pkts_out, (uint64_t)sent, memory_order_relaxed);
-	atomic_fetch_add_explicit(&path->bytes_out, len, memory_order_relaxed);
-	return 0;
-}
-
-/* The next path after from that is up, else simply the next one. */
-static int next_path(struct sctpt_peer *p, int from)
-{
-	for (int k = 1; k <= p->npaths; k++) {
-		int i = (from + k) % p->npaths;
-		if (atomic_load_explicit(&p->paths[i]->up, memory_order_relaxed))
-			return i;
-	}
-	return (from + 1) % p->npaths;
-}
-
-/* Packets of selector sel on its path i. A rail keeps to its own path (SCTP retransmits what
- * is lost); other selectors move to the next path when a NIC cannot send there. */
-static void sel_send(struct sctpt_sel *sel, int i, const uint8_t *buf, size_t len, size_t seg,
-		     int nseg)
-{
-	struct sctpt_peer *p = sel->peer;
-	if (sel->rail >= 0) {
-		path_send(p->paths[i], buf, len, seg, nseg);
-		return;
-	}
-	for (int k = 0; k < p->npaths; k++) {
-		int rc = path_send(p->paths[i], buf, len, seg, nseg);
-		if (rc == 0 || rc == -EAGAIN || rc == -ENOBUFS)
-			return; /* a dropped datagram is SCTP's to retransmit */
-		atomic_store(&p->paths[i]->up, 0); /* this NIC cannot send there: fail over */
-		i = next_path(p, i);
-		atomic_store(&sel->cur, i);
-	}
-}
-
-/*
- * Transmit batching. usrsctp hands conn_output one packet at a time, and at Ethernet MTUs the
- * kernel's cost per datagram (route, qdisc, device, softirq) is most of a transfer's CPU.
- * Between tx_begin and tx_end (around the progress engine's calls into usrsctp)
- * packets are copied into per-thread slots, one per (selector, path), and each slot goes out
- * in one path_send when it is full, when a packet does not fit its segment size, or at the
- * outermost _end. Packets of one selector and path keep their order; across slots there is
- * no order to keep (other associations or other paths). Outside a bracket (usrsctp's own
- * thread, close) packets go out at once.
- */
-#define TX_BYTES 65000 /* UDP payload of one GSO send (the IPv4 length field's limit) */
-#define TX_SLOTS 8     /* data and SACKs on four rails or to four peers at a time */
-
-struct txslot {
-	struct sctpt_sel *sel; /* NULL: empty */
-	int path, nseg;
-	size_t seg, len;
-	uint8_t buf[TX_BYTES];
-};
-
-struct txbatch {
-	int depth;
-	unsigned victim; /* the slot to flush when all are taken */
-	struct txslot slot[TX_SLOTS];
-};
-
-static pthread_key_t g_tx_key;
-static pthread_once_t g_tx_once = PTHREAD_ONCE_INIT;
-static __thread struct txbatch *t_tx;
-
-static void tx_key_make(void)
-{
-	pthread_key_create(&g_tx_key, free);
-}
-
-static void slot_flush(struct txslot *s)
-{
-	if (!s->sel)
-		return;
-	sel_send(s->sel, s->path, s->buf, s->len, s->seg, s->nseg);
-	s->sel = NULL;
-	s->len = 0;
-	s->nseg = 0;
-}
-
-static void tx_begin(struct sctpt_ep *ep)
-{
-	(void)ep;
-	if (!t_tx) {
-		pthread_once(&g_tx_once, tx_key_make);
-		t_tx = calloc(1, sizeof(*t_tx));
-		if (!t_tx)
-			return; /* packets go out one by one */
-		pthread_setspecific(g_tx_key, t_tx); /* freed when the thread exits */
-	}
-	t_tx->depth++;
-}
-
-static void tx_flush_all(void)
-{
-	for (int k = 0; t_tx && k < TX_SLOTS; k++)
-		slot_flush(&t_tx->slot[k]);
-}
-
-static void tx_end(struct sctpt_ep *ep)
-{
-	(void)ep;
-	if (t_tx && --t_tx->depth == 0)
-		tx_flush_all();
-}
-
-/* Queues a packet of sel on path i behind those already batched for them, or with alone,
- * sends it by itself after them: packets too big to batch with another (loopback's 64000
- * bytes: no copy), and packets larger than the NIC's datagram (usrsctp sends a few of 1476
- * bytes at a 1472-byte path MTU: chunks it sized before the MTU was set), for IP to
- * fragment: UDP GSO would refuse the whole batch (EMSGSIZE), and SCTP would resend it that
- * way until it gave up. */
-static void tx_add(struct txbatch *b, struct sctpt_sel *sel, int i, const void *buf, size_t len,
-		   int alone)
-{
-	struct txslot *s = NULL, *empty = NULL;
-	for (int k = 0; k < TX_SLOTS && !s; k++) {
-		struct txslot *t = &b->slot[k];
-		if (t->sel == sel && t->path == i)
-			s = t;
-		else if (!t->sel && !empty)
-			empty = t;
-	}
-	/* appendable: every segment so far full-sized, this one no larger, room left */
-	if (s && (alone || !(s->len == s->seg * (size_t)s->nseg && len <= s->seg &&
-			     s->len + len <= TX_BYTES && s->nseg < SCTPT_TX_SEGS)))
-		slot_flush(s);
-	if (alone) {
-		sel_send(sel, i, buf, len, len, 1);
-		return;
-	}
-	if (!s && !(s = empty)) {
-		s = &b->slot[b->victim++ % TX_SLOTS];
-		slot_flush(s);
-	}
-	if (!s->sel) {
-		s->sel = sel;
-		s->path = i;
-		s->seg = len;
-	}
-	memcpy(s->buf + s->len, buf, len);
-	s->len += len;
-	s->nseg++;
-}
-
-/*
  * usrsctp's output hook: addr is a peer's selector. Only sending happens here; path state
  * changes are picked up and reported by the progress loop, never from inside usrsctp.
  */
@@ -252,20 +50,20 @@ static int conn_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t s
 {
 	(void)tos;
 	(void)set_df;
-	struct sctpt_sel *sel = addr;
-	struct sctpt_peer *p = sel->peer;
-	int n = p->npaths;
-	if (n == 0)
-		return 0;
-	int i = atomic_load_explicit(&sel->cur, memory_order_relaxed);
-	if (sel->rail < 0 && sel->kind == SCTPT_SEL_OUT && p->ep->cfg.cmt) /* spray over live paths */
-		i = next_path(p, (int)(atomic_fetch_add(&sel->rr, 1) % (unsigned)n));
-	if (t_tx && t_tx->depth > 0)
-		tx_add(t_tx, sel, i, buf, len,
-		       2 * len > TX_BYTES || len + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu);
-	else
-		sel_send(sel, i, buf, len, len, 1);
+	sctpt_udp_output(addr, buf, len);
 	return 0;
+}
+
+static void tx_begin(struct sctpt_ep *ep)
+{
+	(void)ep;
+	sctpt_udp_tx_begin();
+}
+
+static void tx_end(struct sctpt_ep *ep)
+{
+	(void)ep;
+	sctpt_udp_tx_end();
 }
 
 /* The settings usrsctp has once per process, as the first open endpoint asked for them. */
@@ -327,7 +125,7 @@ static void run_timers(void)
 		g_last_tick_ms = t;
 		usrsctp_handle_timers(dt);
 		/* timers send for every endpoint: out before another thread may close one */
-		tx_flush_all();
+		sctpt_udp_tx_flush();
 	}
 	pthread_mutex_unlock(&g_lock);
 }
@@ -436,61 +234,6 @@ fail:
 	return NULL;
 }
 
-static int udp_bind_all(struct sctpt_ep *ep, uint16_t port)
-{
-	for (int i = 0; i < ep->nudp; i++) {
-		struct sockaddr_in a = ep->udp[i].addr;
-		a.sin_port = htons(port);
-		if (bind(ep->udp[i].fd, (struct sockaddr *)&a, sizeof(a)) != 0)
-			return -errno;
-		if (port == 0) {
-			socklen_t l = sizeof(a);
-			getsockname(ep->udp[i].fd, (struct sockaddr *)&a, &l);
-			port = ntohs(a.sin_port);
-		}
-	}
-	ep->udp_port = port;
-	return 0;
-}
-
-static int udp_open(struct sctpt_ep *ep)
-{
-	const struct sctpt_config *c = &ep->cfg;
-	int span = c->udp_port_max >= c->udp_port_min && c->udp_port_min ?
-			   c->udp_port_max - c->udp_port_min + 1 : 0;
-	int tries = c->udp_port ? 1 : span ? span : 32;
-	int start = span ? (int)((unsigned)getpid() % (unsigned)span) : 0;
-	int rc = -EADDRINUSE;
-	for (int t = 0; t < tries; t++) {
-		for (int i = 0; i < ep->nudp; i++) {
-			if (ep->udp[i].fd >= 0)
-				close(ep->udp[i].fd);
-			ep->udp[i].fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-			if (ep->udp[i].fd < 0)
-				return sctpt_err(-errno, "UDP socket: %s", strerror(errno));
-			int buf = 8 << 20, one = 1;
-			/* coalesced datagrams (a GSO send that crossed veths and bridges whole, or
-			 * NIC GRO) come up in one read; us_input splits them */
-			setsockopt(ep->udp[i].fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
-			atomic_store(&ep->udp[i].gso, 1);
-			if (setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) != 0)
-				setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-			if (setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) != 0)
-				setsockopt(ep->udp[i].fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-		}
-		uint16_t port = c->udp_port ? c->udp_port :
-				span ? (uint16_t)(c->udp_port_min + (start + t) % span) : 0;
-		rc = udp_bind_all(ep, port);
-		if (rc == 0)
-			return 0;
-	}
-	char a[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &ep->udp[0].addr.sin_addr, a, sizeof(a));
-	return sctpt_err(rc, "cannot bind UDP encapsulation port %u%s on %s (+%d more): %s",
-			 c->udp_port, c->udp_port ? "" : " (any free)", a, ep->nudp - 1,
-			 strerror(-rc));
-}
-
 static void us_close(struct sctpt_ep *ep);
 
 static int us_open(struct sctpt_ep *ep)
@@ -500,10 +243,8 @@ static int us_open(struct sctpt_ep *ep)
 	int rc = global_init(&ep->cfg);
 	if (rc)
 		return rc;
-	if ((rc = udp_open(ep)) != 0) {
-		for (int i = 0; i < ep->nudp; i++)
-			if (ep->udp[i].fd >= 0)
-				close(ep->udp[i].fd);
+	if ((rc = sctpt_udp_open(ep)) != 0) {
+		sctpt_udp_close(ep);
 		global_fini();
 		return rc;
 	}
@@ -544,10 +285,7 @@ static void us_close(struct sctpt_ep *ep)
 		us_forget(ep, ep->peers[i]);
 	/* Let usrsctp send the ABORTs for what was just closed before the sockets go. */
 	run_timers();
-	for (int i = 0; i < ep->nudp; i++)
-		if (ep->udp[i].fd >= 0)
-			close(ep->udp[i].fd);
-	ep->nudp = 0;
+	sctpt_udp_close(ep);
 	global_fini();
 }
 
@@ -840,7 +578,7 @@ static void handle_notification(struct sctpt_ep *ep, const union sctp_notificati
 		if (pc->spc_state == SCTP_ADDR_UNREACHABLE) {
 			int cur = atomic_load(&sel->cur);
 			atomic_store(&p->paths[cur]->up, 0);
-			atomic_store(&sel->cur, next_path(p, cur));
+			atomic_store(&sel->cur, sctpt_path_next(p, cur));
 		}
 		break;
 	}
@@ -911,62 +649,10 @@ static int us_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer
 	}
 }
 
-static void probe_send(struct sctpt_ep *ep, int local, const struct sockaddr_in *to, int type)
+/* An SCTP packet from the UDP layer: to the association its destination port names. */
+static void us_feed(struct sctpt_ep *ep, struct sctpt_peer *p, int pi, const uint8_t *buf,
+		    size_t len)
 {
-	uint8_t b[SCTPT_PROBE_LEN];
-	sctpt_probe_encode(type, b);
-	sendto(ep->udp[local].fd, b, sizeof(b), MSG_DONTWAIT, (const struct sockaddr *)to,
-	       sizeof(*to));
-}
-
-static void path_alive(struct sctpt_path *path, uint64_t now)
-{
-	path->last_rx_ms = now;
-	path->probes_unanswered = 0;
-	atomic_store(&path->up, 1);
-}
-
-/* A packet for our receive socket from a peer nobody introduced (cfg.accept_unknown): its
- * card follows from the UDP source and the SCTP source port, as every endpoint sends from
- * port rport - 1 (us_open). */
-static struct sctpt_peer *adopt_peer(struct sctpt_ep *ep, const uint8_t *buf,
-				     const struct sockaddr_in *from, int *pi)
-{
-	uint16_t sport = (uint16_t)(buf[0] << 8 | buf[1]), dport = (uint16_t)(buf[2] << 8 | buf[3]);
-	char card[64], ip[INET_ADDRSTRLEN];
-	if (dport != ep->rport || sport == 0 || sport == 65535 ||
-	    !inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip)))
-		return NULL;
-	snprintf(card, sizeof(card), "sctpt1 %u %u %s", ntohs(from->sin_port), sport + 1u, ip);
-	if (!sctpt_peer_adopt(ep, card))
-		return NULL;
-	return sctpt_peer_by_udp(ep, from, pi);
-}
-
-static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
-		 const struct sockaddr_in *from, uint64_t now)
-{
-	if (len < 12)
-		return; /* not even an SCTP common header */
-	int pi = -1;
-	struct sctpt_peer *p = sctpt_peer_by_udp(ep, from, &pi);
-	if (!p && ep->cfg.accept_unknown)
-		p = adopt_peer(ep, buf, from, &pi);
-	if (!p || pi < 0)
-		return; /* a peer without a card only sends after its card is known here */
-	struct sctpt_path *path = p->paths[pi];
-	if (SCTPT_IS_PROBE(buf)) {
-		int type = sctpt_probe_decode(buf, len);
-		if (type < 0)
-			return;
-		if (type == SCTPT_PROBE_PING)
-			probe_send(ep, local, from, SCTPT_PROBE_PONG);
-		path_alive(path, now);
-		return;
-	}
-	atomic_fetch_add_explicit(&path->pkts_in, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&path->bytes_in, len, memory_order_relaxed);
-	path_alive(path, now);
 	register_peer(p);
 	uint16_t dport = (uint16_t)(buf[2] << 8 | buf[3]);
 	if (p->nrails) { /* rail i is path i */
@@ -985,119 +671,16 @@ static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
 	}
 }
 
-/* Five times per heartbeat interval, each path of a peer we talk to gets a probe; a path
- * whose probes go unanswered path_max_retrans times in a row is down. The preferred path
- * (the first) is taken back once it answers again. */
-static void probe_paths(struct sctpt_ep *ep, uint64_t now)
-{
-	uint64_t iv = (uint64_t)ep->cfg.hb_interval_ms / 5;
-	if (iv < 20)
-		iv = 20;
-	for (int i = 0; i < ep->npeers; i++) {
-		struct sctpt_peer *p = ep->peers[i];
-		if (!p->registered || (p->npaths < 2 && !p->nrails) || p->state == SCTPT_PEER_FAILED)
-			continue;
-		for (int k = 0; k < p->npaths; k++) {
-			struct sctpt_path *path = p->paths[k];
-			if (now - path->probe_sent_ms < iv)
-				continue;
-			if (path->probe_sent_ms > path->last_rx_ms &&
-			    ++path->probes_unanswered >= ep->cfg.path_max_retrans) {
-				atomic_store(&path->up, 0);
-				for (int s = 0; s < 2 && !p->nrails; s++) {
-					struct sctpt_sel *sel = s ? &p->mirror : &p->sel_out;
-					if (atomic_load(&sel->cur) == k)
-						atomic_store(&sel->cur, next_path(p, k));
-				}
-			}
-			path->probe_sent_ms = now;
-			probe_send(ep, path->local, &path->remote, SCTPT_PROBE_PING);
-		}
-		if (!p->nrails && atomic_load(&p->paths[0]->up) && atomic_load(&p->sel_out.cur) != 0 &&
-		    p->paths[0]->probes_unanswered == 0)
-			atomic_store(&p->sel_out.cur, 0);
-	}
-}
-
-/* The segment size of a coalesced datagram (UDP_GRO), or 0. */
-static size_t gro_size(struct msghdr *mh)
-{
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			int v;
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			return v > 0 ? (size_t)v : 0;
-		}
-	}
-	return 0;
-}
-
 static int us_input(struct sctpt_ep *ep)
 {
-	struct mmsghdr msgs[RX_BATCH];
-	struct iovec iov[RX_BATCH];
-	struct sockaddr_in from[RX_BATCH];
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl[RX_BATCH];
-	int count = 0;
-	if (!ep->rx_dgrams && !(ep->rx_dgrams = malloc((size_t)RX_BATCH * RX_DGRAM)))
-		return 0; /* nothing read: SCTP retransmits */
-	uint8_t *bufs = ep->rx_dgrams;
-	uint64_t now = now_ms();
-	tx_begin(ep); /* SACKs and the data they clock out leave in batches */
-	probe_paths(ep, now);
-	for (int s = 0; s < ep->nudp; s++) {
-		for (int round = 0; round < 8; round++) {
-			for (int i = 0; i < RX_BATCH; i++) {
-				iov[i].iov_base = bufs + (size_t)i * RX_DGRAM;
-				iov[i].iov_len = RX_DGRAM;
-				memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
-				msgs[i].msg_hdr.msg_iov = &iov[i];
-				msgs[i].msg_hdr.msg_iovlen = 1;
-				msgs[i].msg_hdr.msg_name = &from[i];
-				msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
-				msgs[i].msg_hdr.msg_control = ctl[i].buf;
-				msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
-			}
-			int n = recvmmsg(ep->udp[s].fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
-			if (n <= 0)
-				break;
-			for (int i = 0; i < n; i++) {
-				const uint8_t *d = iov[i].iov_base;
-				size_t len = msgs[i].msg_len, seg = gro_size(&msgs[i].msg_hdr);
-				if (!seg || seg > len)
-					seg = len;
-				for (size_t off = 0; off < len; off += seg) {
-					feed(ep, s, d + off, len - off < seg ? len - off : seg, &from[i], now);
-					count++;
-				}
-			}
-			if (n < RX_BATCH)
-				break;
-		}
-	}
+	sctpt_udp_tx_begin(); /* SACKs and the data they clock out leave in batches */
+	int count = sctpt_udp_input(ep, us_feed);
 	/* timers after the input: a retransmission timer must not fire for data whose SACK
 	 * is waiting in the socket while the caller was busy elsewhere */
 	run_timers();
 	count += us_events(ep);
-	tx_end(ep);
+	sctpt_udp_tx_end();
 	return count;
-}
-
-static int us_wait(struct sctpt_ep *ep, int timeout_ms)
-{
-	struct pollfd pfd[SCTPT_MAX_ADDRS];
-	for (int i = 0; i < ep->nudp; i++) {
-		pfd[i].fd = ep->udp[i].fd;
-		pfd[i].events = POLLIN;
-		pfd[i].revents = 0;
-	}
-	/* usrsctp's timers tick at most 10 ms apart while we sleep */
-	int t = timeout_ms < 0 || timeout_ms > 10 ? 10 : timeout_ms;
-	return poll(pfd, (nfds_t)ep->nudp, t);
 }
 
 static int assoc_status(struct socket *so, uint32_t id, struct sctp_status *ss)
@@ -1207,5 +790,5 @@ const struct sctpt_backend sctpt_backend_usrsctp = {
 	.rail_info = us_rail_info,
 	.unacked = us_unacked,
 	.peer_stats = us_peer_stats,
-	.wait = us_wait,
+	.wait = sctpt_udp_wait,
 };
