@@ -1,12 +1,13 @@
 /* sm_array.c - arrays that grow as they are filled (see sm_array.h). */
 #include "sm_array.h"
+#include "sm_lib.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-int sm_grow(void *arrp, int n, int *cap, size_t elem)
+SM_LIBFN int sm_grow(void *arrp, int n, int *cap, size_t elem)
 {
 	if (n < *cap)
 		return 0;

@@ -1,5 +1,6 @@
 /* sm_err.c - error messages into a caller's or a thread's buffer (see sm_err.h). */
 #include "sm_err.h"
+#include "sm_lib.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,13 +22,13 @@ static void format_at(char *err, size_t errlen, size_t at, const char *fmt, va_l
 	err[at + len] = '\0';
 }
 
-int sm_verr(char *err, size_t errlen, int code, const char *fmt, va_list ap)
+SM_LIBFN int sm_verr(char *err, size_t errlen, int code, const char *fmt, va_list ap)
 {
 	format_at(err, errlen, 0, fmt, ap);
 	return code;
 }
 
-int sm_err(char *err, size_t errlen, int code, const char *fmt, ...)
+SM_LIBFN int sm_err(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -36,13 +37,13 @@ int sm_err(char *err, size_t errlen, int code, const char *fmt, ...)
 	return code;
 }
 
-int sm_verr_append(char *err, size_t errlen, int code, const char *fmt, va_list ap)
+SM_LIBFN int sm_verr_append(char *err, size_t errlen, int code, const char *fmt, va_list ap)
 {
 	format_at(err, errlen, err && errlen ? strnlen(err, errlen) : 0, fmt, ap);
 	return code;
 }
 
-int sm_err_append(char *err, size_t errlen, int code, const char *fmt, ...)
+SM_LIBFN int sm_err_append(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

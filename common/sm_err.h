@@ -19,7 +19,7 @@
  *    defines, for every thread its own message:
  *
  *	int mod_err(int code, const char *fmt, ...);  records the message, returns code
- *	const char *mod_last_error(void);             the calling thread's last message ("" if none)
+ *	const char *mod_last_error(void);             the calling thread's last one ("" if none)
  *
  *    Declare them with SM_LAST_ERROR_DECLARE(mod) in the module's headers (or write the two
  *    prototypes out in its public header); the module's code then says

@@ -1,12 +1,13 @@
 /* sm_file.c - a whole file in memory (see sm_file.h). */
 #include "sm_file.h"
+#include "sm_lib.h"
 #include "sm_err.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int sm_read_stream(FILE *f, const char *name, char **data, size_t *len, char *err,
+SM_LIBFN int sm_read_stream(FILE *f, const char *name, char **data, size_t *len, char *err,
 		   size_t errlen)
 {
 	size_t cap = 1 << 16, n = 0;
@@ -38,7 +39,7 @@ int sm_read_stream(FILE *f, const char *name, char **data, size_t *len, char *er
 	return 0;
 }
 
-int sm_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
+SM_LIBFN int sm_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
