@@ -27,13 +27,9 @@ int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context)
 
 static struct sctpt_cqent *ent_get(struct sctpt_ep *ep)
 {
-	struct sctpt_cqent *e = STAILQ_FIRST(&ep->free_cq);
-	if (e) {
-		STAILQ_REMOVE_HEAD(&ep->free_cq, link);
-		ep->nfree_cq--;
-	} else if (!(e = malloc(sizeof(*e)))) {
+	struct sctpt_cqent *e = sctpt_pool_get(&ep->cq_pool);
+	if (!e)
 		return NULL;
-	}
 	e->rxb = NULL;
 	e->owned = NULL;
 	memset(&e->c, 0, sizeof(e->c));
@@ -46,12 +42,7 @@ static void ent_put(struct sctpt_ep *ep, struct sctpt_cqent *e)
 	if (e->rxb)
 		sctpt_rxbuf_put(ep, e->rxb);
 	free(e->owned);
-	if (ep->nfree_cq >= SCTPT_FREE_KEEP) {
-		free(e);
-		return;
-	}
-	STAILQ_INSERT_HEAD(&ep->free_cq, e, link);
-	ep->nfree_cq++;
+	sctpt_pool_put(&ep->cq_pool, e);
 }
 
 /* Into the handler's queue; an entry nobody will take is released now. */
@@ -266,9 +257,5 @@ void sctpt_cq_fini(struct sctpt_ep *ep)
 		STAILQ_REMOVE_HEAD(&ep->done, link);
 		ent_put(ep, e);
 	}
-	while ((e = STAILQ_FIRST(&ep->free_cq))) {
-		STAILQ_REMOVE_HEAD(&ep->free_cq, link);
-		free(e);
-	}
-	ep->ndone = ep->npolled = ep->nfree_cq = 0;
+	ep->ndone = ep->npolled = 0;
 }

@@ -179,59 +179,72 @@ static const struct sctpt_backend null_backend = {
 
 /* ---- free lists ---- */
 
+void sctpt_pool_init(struct sctpt_pool *pool, size_t size, int keep)
+{
+	pool->free = NULL;
+	pool->size = size < sizeof(void *) ? sizeof(void *) : size;
+	pool->n = 0;
+	pool->keep = keep;
+}
+
+void *sctpt_pool_get(struct sctpt_pool *pool)
+{
+	void *obj = pool->free;
+	if (!obj)
+		return malloc(pool->size);
+	memcpy(&pool->free, obj, sizeof(void *));
+	pool->n--;
+	return obj;
+}
+
+void sctpt_pool_put(struct sctpt_pool *pool, void *obj)
+{
+	if (pool->n >= pool->keep) {
+		free(obj);
+		return;
+	}
+	memcpy(obj, &pool->free, sizeof(void *));
+	pool->free = obj;
+	pool->n++;
+}
+
+void sctpt_pool_fini(struct sctpt_pool *pool)
+{
+	pool->keep = 0;
+	while (pool->free) {
+		void *obj = pool->free;
+		memcpy(&pool->free, obj, sizeof(void *));
+		free(obj);
+	}
+	pool->n = 0;
+}
+
 struct sctpt_txmsg *sctpt_txmsg_get(struct sctpt_ep *ep)
 {
-	struct sctpt_txmsg *m = STAILQ_FIRST(&ep->free_tx);
-	if (m) {
-		STAILQ_REMOVE_HEAD(&ep->free_tx, link);
-		ep->nfree_tx--;
-	} else if (!(m = malloc(sizeof(*m)))) {
-		return NULL;
-	}
-	memset(m, 0, sizeof(*m));
+	struct sctpt_txmsg *m = sctpt_pool_get(&ep->tx_pool);
+	if (m)
+		memset(m, 0, sizeof(*m));
 	return m;
 }
 
 void sctpt_txmsg_put(struct sctpt_ep *ep, struct sctpt_txmsg *m)
 {
-	if (ep->nfree_tx >= SCTPT_FREE_KEEP) {
-		free(m);
-		return;
-	}
-	STAILQ_INSERT_HEAD(&ep->free_tx, m, link);
-	ep->nfree_tx++;
+	sctpt_pool_put(&ep->tx_pool, m);
 }
 
 struct sctpt_rxbuf *sctpt_rxbuf_get(struct sctpt_ep *ep)
 {
-	struct sctpt_rxbuf *b = SLIST_FIRST(&ep->free_bufs);
-	if (b) {
-		SLIST_REMOVE_HEAD(&ep->free_bufs, link);
-		ep->nfree_bufs--;
-		return b;
-	}
-	return malloc(sizeof(*b) + ep->buf_len);
+	return sctpt_pool_get(&ep->buf_pool);
 }
 
 void sctpt_rxbuf_put(struct sctpt_ep *ep, struct sctpt_rxbuf *b)
 {
-	if (ep->nfree_bufs >= SCTPT_FREE_KEEP / 8) { /* they are large */
-		free(b);
-		return;
-	}
-	SLIST_INSERT_HEAD(&ep->free_bufs, b, link);
-	ep->nfree_bufs++;
+	sctpt_pool_put(&ep->buf_pool, b);
 }
 
 struct sctpt_rfrag *sctpt_rfrag_get(struct sctpt_ep *ep)
 {
-	struct sctpt_rfrag *f = STAILQ_FIRST(&ep->free_frags);
-	if (f) {
-		STAILQ_REMOVE_HEAD(&ep->free_frags, link);
-		ep->nfree_frags--;
-		return f;
-	}
-	return malloc(sizeof(*f) + ep->buf_len);
+	return sctpt_pool_get(&ep->frag_pool);
 }
 
 void sctpt_rfrags_put(struct sctpt_ep *ep, struct sctpt_rfragq *q)
@@ -239,29 +252,16 @@ void sctpt_rfrags_put(struct sctpt_ep *ep, struct sctpt_rfragq *q)
 	struct sctpt_rfrag *f;
 	while ((f = STAILQ_FIRST(q))) {
 		STAILQ_REMOVE_HEAD(q, link);
-		if (ep->nfree_frags >= SCTPT_FREE_KEEP) {
-			free(f);
-			continue;
-		}
-		STAILQ_INSERT_HEAD(&ep->free_frags, f, link);
-		ep->nfree_frags++;
+		sctpt_pool_put(&ep->frag_pool, f);
 	}
 }
 
-static void free_lists_fini(struct sctpt_ep *ep)
+static void pools_fini(struct sctpt_ep *ep)
 {
-	struct sctpt_txmsg *m;
-	struct sctpt_rxbuf *b;
-	while ((m = STAILQ_FIRST(&ep->free_tx))) {
-		STAILQ_REMOVE_HEAD(&ep->free_tx, link);
-		free(m);
-	}
-	while ((b = SLIST_FIRST(&ep->free_bufs))) {
-		SLIST_REMOVE_HEAD(&ep->free_bufs, link);
-		free(b);
-	}
-	ep->nfree_frags = SCTPT_FREE_KEEP; /* frees instead of keeping */
-	sctpt_rfrags_put(ep, &ep->free_frags);
+	sctpt_pool_fini(&ep->tx_pool);
+	sctpt_pool_fini(&ep->buf_pool);
+	sctpt_pool_fini(&ep->frag_pool);
+	sctpt_pool_fini(&ep->cq_pool);
 }
 
 /* ---- opening ---- */
@@ -284,10 +284,6 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	pthread_mutex_init(&ep->lock, NULL);
 	pthread_mutex_init(&ep->dispatch, NULL);
 	STAILQ_INIT(&ep->done);
-	STAILQ_INIT(&ep->free_tx);
-	SLIST_INIT(&ep->free_bufs);
-	STAILQ_INIT(&ep->free_frags);
-	STAILQ_INIT(&ep->free_cq);
 	ep->handlers[0].h = cfg->handler;
 	ep->handlers[0].h.lo = 0;
 	ep->handlers[0].h.hi = UINT32_MAX;
@@ -306,6 +302,11 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 		ep->mtu = m >= 65535 ? 64000 : (uint32_t)(m - 28); /* room for IPv4 + UDP headers */
 	}
 	ep->buf_len = cfg->frag_size + SCTPT_HDR_LEN;
+	/* staging buffers are large: fewer of them are kept */
+	sctpt_pool_init(&ep->tx_pool, sizeof(struct sctpt_txmsg), 256);
+	sctpt_pool_init(&ep->buf_pool, sizeof(struct sctpt_rxbuf) + ep->buf_len, 32);
+	sctpt_pool_init(&ep->frag_pool, sizeof(struct sctpt_rfrag) + ep->buf_len, 256);
+	sctpt_pool_init(&ep->cq_pool, sizeof(struct sctpt_cqent), 256);
 	ep->stage = sctpt_rxbuf_get(ep);
 	ep->txbuf = malloc(ep->buf_len);
 	if (!ep->stage || !ep->txbuf) {
@@ -321,7 +322,9 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	*out = ep;
 	return 0;
 fail:
-	free(ep->stage);
+	if (ep->stage)
+		sctpt_rxbuf_put(ep, ep->stage);
+	pools_fini(ep);
 	free(ep->txbuf);
 	pthread_mutex_destroy(&ep->lock);
 	pthread_mutex_destroy(&ep->dispatch);
@@ -496,7 +499,7 @@ void sctpt_close(struct sctpt_ep *ep)
 	sctpt_cq_fini(ep);
 	free(ep->peers);
 	sctpt_rxbuf_put(ep, ep->stage);
-	free_lists_fini(ep);
+	pools_fini(ep);
 	free(ep->txbuf);
 	free(ep->rx_dgrams);
 	UNLOCK(ep);

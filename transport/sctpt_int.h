@@ -220,6 +220,18 @@ struct sctpt_hslot {
 	struct sctpt_cqq polled;   /* entries waiting for sctpt_cq_read (no complete function) */
 };
 
+/* A free list of objects of one size: what is put back is kept (up to keep) for the next
+ * get; a free object's first bytes link it. */
+struct sctpt_pool {
+	void *free;
+	size_t size;
+	int n, keep;
+};
+void sctpt_pool_init(struct sctpt_pool *pool, size_t size, int keep);
+void *sctpt_pool_get(struct sctpt_pool *pool);
+void sctpt_pool_put(struct sctpt_pool *pool, void *obj);
+void sctpt_pool_fini(struct sctpt_pool *pool);
+
 struct sctpt_backend;
 
 struct sctpt_ep {
@@ -247,14 +259,8 @@ struct sctpt_ep {
 	struct sctpt_cqq done;     /* entries for handlers with a complete function, in order */
 	int ndone, npolled;
 	/* free lists: no allocation per message, per fragment or per completion */
-	struct sctpt_txq free_tx;
-	SLIST_HEAD(, sctpt_rxbuf) free_bufs;
-	struct sctpt_rfragq free_frags;
-	struct sctpt_cqq free_cq;
-	int nfree_tx, nfree_bufs, nfree_frags, nfree_cq;
+	struct sctpt_pool tx_pool, buf_pool, frag_pool, cq_pool;
 };
-
-#define SCTPT_FREE_KEEP 256 /* items of each kind a free list keeps; more are freed */
 
 /* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
 /* The handler of a context (0: cfg.handler). */
