@@ -35,17 +35,17 @@ static int sm_check_reported;
 #define SM_CHECK_NOTE_PRINT() ((void)0)
 #endif
 
-/* "file:line: what: expr[: message]" and the note, on stderr. */
-#define SM_CHECK_REPORT(what, expr, ...)                                                   \
-	(fprintf(stderr, "%s:%d: %s: %s", __FILE__, __LINE__, what, expr)                  \
-	 __VA_OPT__(, fputs(": ", stderr), fprintf(stderr, __VA_ARGS__)),                   \
-	 SM_CHECK_NOTE_PRINT(), fputc('\n', stderr))
+/* Ends the report begun by "file:line: ...": ": message" if there is one, the note, the
+ * newline; counts the failure. */
+#define SM_CHECK_FAILED(...)                                                               \
+	(__VA_OPT__(fputs(": ", stderr), fprintf(stderr, __VA_ARGS__), )                   \
+	 SM_CHECK_NOTE_PRINT(), fputc('\n', stderr), sm_check_failures++)
 
 #define CHECK(cond, ...)                                                                   \
 	do {                                                                               \
 		if (!(cond)) {                                                             \
-			SM_CHECK_REPORT("check failed", #cond __VA_OPT__(, ) __VA_ARGS__); \
-			sm_check_failures++;                                               \
+			fprintf(stderr, "%s:%d: check failed: %s", __FILE__, __LINE__, #cond); \
+			SM_CHECK_FAILED(__VA_ARGS__);                                      \
 		}                                                                          \
 	} while (0)
 
@@ -55,10 +55,7 @@ static int sm_check_reported;
 		if (sm_a_ != sm_b_) {                                                      \
 			fprintf(stderr, "%s:%d: check failed: %s == %s (%lld, %lld)", __FILE__, \
 				__LINE__, #a, #b, sm_a_, sm_b_);                           \
-			__VA_OPT__(fputs(": ", stderr); fprintf(stderr, __VA_ARGS__);)     \
-			SM_CHECK_NOTE_PRINT();                                             \
-			fputc('\n', stderr);                                               \
-			sm_check_failures++;                                               \
+			SM_CHECK_FAILED(__VA_ARGS__);                                      \
 		}                                                                          \
 	} while (0)
 
@@ -68,27 +65,21 @@ static int sm_check_reported;
 		if (!(sm_a_ - sm_b_ <= (eps) && sm_b_ - sm_a_ <= (eps))) {                 \
 			fprintf(stderr, "%s:%d: check failed: %s = %g, expected %g within %g", \
 				__FILE__, __LINE__, #a, sm_a_, sm_b_, (double)(eps));      \
-			__VA_OPT__(fputs(": ", stderr); fprintf(stderr, __VA_ARGS__);)     \
-			SM_CHECK_NOTE_PRINT();                                             \
-			fputc('\n', stderr);                                               \
-			sm_check_failures++;                                               \
+			SM_CHECK_FAILED(__VA_ARGS__);                                      \
 		}                                                                          \
 	} while (0)
 
 #define FAIL(...)                                                                          \
 	do {                                                                               \
-		fprintf(stderr, "%s:%d: failed: ", __FILE__, __LINE__);                     \
-		fprintf(stderr, __VA_ARGS__);                                              \
-		SM_CHECK_NOTE_PRINT();                                                     \
-		fputc('\n', stderr);                                                       \
-		sm_check_failures++;                                                       \
+		fprintf(stderr, "%s:%d: failed", __FILE__, __LINE__);                      \
+		SM_CHECK_FAILED(__VA_ARGS__);                                              \
 	} while (0)
 
 #define REQUIRE(cond, ...)                                                                 \
 	do {                                                                               \
 		if (!(cond)) {                                                             \
-			SM_CHECK_REPORT("required", #cond __VA_OPT__(, ) __VA_ARGS__);     \
-			sm_check_failures++;                                               \
+			fprintf(stderr, "%s:%d: required: %s", __FILE__, __LINE__, #cond);  \
+			SM_CHECK_FAILED(__VA_ARGS__);                                      \
 			exit(1);                                                           \
 		}                                                                          \
 	} while (0)
