@@ -51,9 +51,10 @@ static int take_stage(struct sctpt_ep *ep, struct sctpt_rxbuf **out)
 
 /* Message of h is ready for its handler: data is in r (reassembled or held), else in the
  * staging buffer. */
-static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_hdr *h,
+static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_hdr *hp,
 		    uint16_t stream, const uint8_t *data, struct sctpt_rxmsg *r)
 {
+	const struct sctpt_hdr hdr = *hp, *h = &hdr; /* hp may be r's, which goes below */
 	size_t len = (size_t)h->msg_len;
 	int hid = r ? r->handler : sctpt_handler_of(ep, h->context);
 	p->msgs_recv++;

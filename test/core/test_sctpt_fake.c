@@ -461,6 +461,37 @@ TEST(striped_reassembly_never_delivers_bytes_that_did_not_arrive)
 	pair_close(&x);
 }
 
+/* An ordered message of a context, as a peer sends it (one fragment). */
+static void inject_ordered(struct sctpt_ep *ep, sctpt_peer_t p, uint16_t stream, int32_t tag,
+			   uint32_t seq, size_t n)
+{
+	static uint8_t b[SCTPT_HDR_LEN + 2048];
+	struct sctpt_hdr h = {.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA,
+			      .flags = SCTPT_F_FIRST | SCTPT_F_LAST, .context = 7, .tag = tag,
+			      .seq = seq, .msg_len = n};
+	sctpt_hdr_encode(&h, b);
+	for (size_t i = 0; i < n; i++)
+		b[SCTPT_HDR_LEN + i] = pattern(i, tag);
+	CHECK_EQ(sctpt_rx_inject(ep, p, stream, b, SCTPT_HDR_LEN + n), 0);
+}
+
+TEST(messages_held_for_order_come_out_in_order_with_their_own_envelopes)
+{
+	struct pair x;
+	pair_open(&x, 0, 4096);
+	/* seq 3 and 2 overtake 1 on other streams (one small, one over the inline size) */
+	inject_ordered(x.b, x.ba, 3, 30, 3, 100);
+	inject_ordered(x.b, x.ba, 2, 20, 2, 1500);
+	spin(&x, 1);
+	CHECK_EQ(x.sb.recv, 0, "held for seq 1");
+	inject_ordered(x.b, x.ba, 1, 10, 1, 700);
+	spin(&x, 1);
+	CHECK_EQ(x.sb.recv, 3);
+	CHECK(x.sb.recv_tag[0] == 10 && x.sb.recv_tag[1] == 20 && x.sb.recv_tag[2] == 30,
+	      "tags in order: %d %d %d", x.sb.recv_tag[0], x.sb.recv_tag[1], x.sb.recv_tag[2]);
+	pair_close(&x);
+}
+
 int main(void)
 {
 	fake_backend_register();
@@ -473,5 +504,6 @@ int main(void)
 	RUN(close_cancels_what_cannot_leave_once);
 	RUN(handlers_own_context_ranges_and_polled_handlers_read);
 	RUN(striped_reassembly_never_delivers_bytes_that_did_not_arrive);
+	RUN(messages_held_for_order_come_out_in_order_with_their_own_envelopes);
 	return sm_check_result();
 }
