@@ -52,7 +52,7 @@ struct plan {
 	int window, bw_reps, bw_warm;
 };
 
-/* What the recv callback checks and counts. */
+/* What the completion handler checks and counts. */
 struct rank {
 	int id;
 	struct sctpt_ep *ep;
@@ -62,7 +62,7 @@ struct rank {
 	uint32_t exp_seq;
 	uint64_t ndata, nack;
 	int bad;
-	int outstanding; /* queued sends without send_done yet */
+	int outstanding; /* queued sends without their completion yet */
 	int use_rbuf;    /* latency phase: reassemble large messages into rbuf */
 };
 
@@ -130,9 +130,12 @@ static int fail(struct rank *r, const char *what)
 
 /* ---- SCTP ---- */
 
-static void on_recv(void *arg, const struct sctpt_msg *m)
+static void on_recv(struct rank *r, const struct sctpt_cqe *m)
 {
-	struct rank *r = arg;
+	if (m->status < 0) { /* an rbuf given by on_recv_buf came back unfilled */
+		r->bad++;
+		return;
+	}
 	if (m->tag == TAG_ACK) {
 		r->nack++;
 		return;
@@ -154,13 +157,21 @@ static void *on_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t
 	return r->rbuf;
 }
 
-static void on_send_done(void *arg, void *cookie, int status)
+static void on_complete(void *arg, const struct sctpt_cqe *c)
 {
 	struct rank *r = arg;
-	(void)cookie;
-	r->outstanding--;
-	if (status < 0)
-		r->bad++;
+	switch (c->kind) {
+	case SCTPT_CQE_RECV:
+		on_recv(r, c);
+		break;
+	case SCTPT_CQE_SEND:
+		r->outstanding--;
+		if (c->status < 0)
+			r->bad++;
+		break;
+	case SCTPT_CQE_EVENT: /* a lost peer shows as failed sends and a timeout */
+		break;
+	}
 }
 
 static int s_send(struct rank *r, int32_t tag, const void *buf, size_t len)
@@ -256,10 +267,9 @@ static int sctp_phase(struct rank *r)
 	struct sctpt_config cfg;
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
-	cfg.ops.recv = on_recv;
-	cfg.ops.recv_buf = on_recv_buf;
-	cfg.ops.send_done = on_send_done;
-	cfg.ops.arg = r;
+	cfg.handler.complete = on_complete;
+	cfg.handler.recv_buf = on_recv_buf;
+	cfg.handler.arg = r;
 	if (sctpt_open(&cfg, &r->ep) != 0)
 		return fail(r, "sctpt_open");
 	if (sctpt_card(r->ep, g_sh->cards[r->id], SCTPT_CARD_MAX) < 0)

@@ -61,6 +61,7 @@ static int rank_main(int rank, int size, struct sctpt_config cfg, int (*body)(st
 {
 	struct rank_ctx rc = {.rank = rank, .size = size};
 	sctpt_peer_t peers[MAX_RANKS];
+	cfg.handler.arg = &rc;
 	cfg.ops.arg = &rc;
 	int e = sctpt_open(&cfg, &rc.ep);
 	CHECK(e == 0, "rank %d: sctpt_open: %d", rank, e);

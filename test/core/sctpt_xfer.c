@@ -26,9 +26,13 @@ static double now_s(void)
 }
 static double t0;
 
-static void on_recv(void *arg, const struct sctpt_msg *m)
+static void on_recv(const struct sctpt_cqe *m)
 {
-	(void)arg;
+	if (m->status < 0) {
+		fprintf(stderr, "message %d abandoned: %d\n", m->tag, m->status);
+		bad = 1;
+		return;
+	}
 	if (m->tag == -1) {
 		acked = 1;
 		return;
@@ -47,12 +51,22 @@ static void on_recv(void *arg, const struct sctpt_msg *m)
 	}
 }
 
-static void on_event(void *arg, const struct sctpt_event *ev)
+static void on_event(const struct sctpt_event *ev)
 {
-	(void)arg;
 	fprintf(stderr, "[%6.3f s] event: %s\n", now_s() - t0, ev->what);
 	if (ev->type == SCTPT_EV_ASSOC_DOWN)
 		down = 1;
+}
+
+/* Sends are either handed over at once or waited for with sctpt_pending: nothing to do for
+ * their completions. */
+static void on_complete(void *arg, const struct sctpt_cqe *c)
+{
+	(void)arg;
+	if (c->kind == SCTPT_CQE_RECV)
+		on_recv(c);
+	else if (c->kind == SCTPT_CQE_EVENT)
+		on_event(&c->ev);
 }
 
 static void write_card(struct sctpt_ep *ep, const char *file)
@@ -132,8 +146,7 @@ int main(int argc, char **argv)
 	struct sctpt_ep *ep;
 	sctpt_config_init(&cfg);
 	cfg.addrs = addrs;
-	cfg.ops.recv = on_recv;
-	cfg.ops.event = on_event;
+	cfg.handler.complete = on_complete;
 	CHECK(sctpt_open(&cfg, &ep) == 0, "open");
 	write_card(ep, card_out);
 	char card[SCTPT_CARD_MAX];

@@ -39,10 +39,10 @@ static size_t size_of(uint32_t *rng)
 	return 200000 + v % ((4u << 20) - 200000 + 1);
 }
 
-static void on_recv(void *arg, const struct sctpt_msg *m)
+static void on_recv(struct rank_ctx *rc, const struct sctpt_cqe *m)
 {
-	struct rank_ctx *rc = arg;
 	int src = -1;
+	CHECK(m->status == 0, "rank %d: receive failed: %d", rc->rank, m->status);
 	for (int r = 0; r < rc->size; r++)
 		if (r != rc->rank && rc->peer[r] == m->peer)
 			src = r;
@@ -59,11 +59,19 @@ static void on_recv(void *arg, const struct sctpt_msg *m)
 	st.received++;
 }
 
-static void on_sent(void *arg, void *cookie, int status)
+static void on_complete(void *arg, const struct sctpt_cqe *c)
 {
-	(void)arg;
-	CHECK(status == 0, "send failed: %d", status);
-	free(cookie);
+	switch (c->kind) {
+	case SCTPT_CQE_RECV:
+		on_recv(arg, c);
+		break;
+	case SCTPT_CQE_SEND:
+		CHECK(c->status == 0, "send failed: %d", c->status);
+		free(c->cookie);
+		break;
+	case SCTPT_CQE_EVENT:
+		break;
+	}
 }
 
 static int body(struct rank_ctx *rc)
@@ -114,7 +122,6 @@ int main(int argc, char **argv)
 	struct sctpt_config cfg;
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
-	cfg.ops.recv = on_recv;
-	cfg.ops.send_done = on_sent;
+	cfg.handler.complete = on_complete;
 	return harness_run(n, 240, &cfg, body);
 }

@@ -2,7 +2,8 @@
  * Orderly close: rank 1 sends messages (small and multi-fragment) and closes its endpoint at
  * once. Rank 0 must receive every message intact, then see SCTPT_EV_PEER_CLOSED and never
  * SCTPT_EV_ASSOC_DOWN (the abort that follows CLOSE is not a loss); a later send to the
- * closed peer fails with -EPIPE.
+ * closed peer fails with -EPIPE. Rank 2 never sends: it takes one message from rank 0 and
+ * closes, which must read as a close too, not as a loss.
  */
 #include "harness.h"
 
@@ -10,32 +11,41 @@
 #include <string.h>
 
 #define N 20
-static int got, closed, lost;
+static int got, got_from_0, closed[3], lost[3];
 
-static void on_recv(void *arg, const struct sctpt_msg *m)
+static void on_complete(void *arg, const struct sctpt_cqe *c)
 {
-	(void)arg;
-	CHECK(m->tag == got, "message %d arrived as number %d", m->tag, got);
-	CHECK(check_pattern(m->data, m->len, (uint32_t)m->tag) == 0, "payload of %d", m->tag);
-	got++;
-}
-
-static void on_event(void *arg, const struct sctpt_event *ev)
-{
-	(void)arg;
-	if (ev->type == SCTPT_EV_PEER_CLOSED)
-		closed++;
-	if (ev->type == SCTPT_EV_ASSOC_DOWN) {
-		lost++;
-		fprintf(stderr, "unexpected: %s\n", ev->what);
+	struct rank_ctx *rc = arg;
+	switch (c->kind) {
+	case SCTPT_CQE_RECV:
+		CHECK(c->status == 0, "receive failed: %d", c->status);
+		if (rc->rank == 2) {
+			got_from_0++;
+			break;
+		}
+		CHECK(c->peer == rc->peer[1], "rank %d: message from peer %d", rc->rank, c->peer);
+		CHECK(c->tag == got, "message %d arrived as number %d", c->tag, got);
+		CHECK(check_pattern(c->data, c->len, (uint32_t)c->tag) == 0, "payload of %d", c->tag);
+		got++;
+		break;
+	case SCTPT_CQE_SEND:
+		/* sctpt_close must have them all acknowledged, none cancelled */
+		CHECK(c->status == 0, "send failed: %d", c->status);
+		free(c->cookie);
+		break;
+	case SCTPT_CQE_EVENT:
+		for (int r = 0; r < rc->size; r++) {
+			if (r == rc->rank || rc->peer[r] != c->ev.peer)
+				continue;
+			if (c->ev.type == SCTPT_EV_PEER_CLOSED)
+				closed[r]++;
+			if (c->ev.type == SCTPT_EV_ASSOC_DOWN) {
+				lost[r]++;
+				fprintf(stderr, "unexpected: %s\n", c->ev.what);
+			}
+		}
+		break;
 	}
-}
-
-static void on_sent(void *arg, void *cookie, int status)
-{
-	(void)arg;
-	CHECK(status == 0, "send failed: %d", status);
-	free(cookie);
 }
 
 static int body(struct rank_ctx *rc)
@@ -53,20 +63,32 @@ static int body(struct rank_ctx *rc)
 		}
 		return 0; /* the harness closes the endpoint right away */
 	}
-	for (int i = 0; i < 3000 && !(got == N && closed); i++)
+	if (rc->rank == 2) {
+		for (int i = 0; i < 3000 && !got_from_0; i++)
+			sctpt_wait(rc->ep, 10);
+		CHECK(got_from_0 == 1, "rank 2 received %d message(s) from rank 0", got_from_0);
+		return 0; /* closes having sent nothing */
+	}
+	static char hello = 'h';
+	struct iovec hi = {&hello, 1};
+	CHECK(sctpt_send(rc->ep, rc->peer[2], 4, 0, 0, &hi, 1, NULL) >= 0, "send to rank 2");
+	for (int i = 0; i < 3000 && !(got == N && closed[1] && (closed[2] || lost[2])); i++)
 		sctpt_wait(rc->ep, 10);
 	for (int i = 0; i < 50; i++) /* the ABORT after CLOSE must not read as a loss */
 		sctpt_wait(rc->ep, 10);
 	CHECK(got == N, "received %d of %d before the close", got, N);
-	CHECK(closed == 1, "PEER_CLOSED seen %d times", closed);
-	CHECK(lost == 0, "the orderly close was reported as a loss");
-	CHECK(sctpt_peer_state(rc->ep, rc->peer[1]) == SCTPT_PEER_CLOSED, "state");
+	for (int r = 1; r <= 2; r++) {
+		CHECK(closed[r] == 1, "PEER_CLOSED of rank %d seen %d times", r, closed[r]);
+		CHECK(lost[r] == 0, "the orderly close of rank %d was reported as a loss", r);
+		CHECK(sctpt_peer_state(rc->ep, rc->peer[r]) == SCTPT_PEER_CLOSED, "state of rank %d",
+		      r);
+	}
 	char b = 0;
 	struct iovec iov = {&b, 1};
 	int r = sctpt_send(rc->ep, rc->peer[1], 3, 99, 0, &iov, 1, NULL);
 	CHECK(r == -EPIPE, "send to a closed peer returned %d", r);
-	printf("all %d messages arrived before the close; peer closed in order; send after: %d (%s)\n",
-	       got, r, sctpt_last_error());
+	printf("all %d messages arrived before the close; both peers closed in order; send after: "
+	       "%d (%s)\n", got, r, sctpt_last_error());
 	return 0;
 }
 
@@ -75,8 +97,6 @@ int main(void)
 	struct sctpt_config cfg;
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
-	cfg.ops.recv = on_recv;
-	cfg.ops.event = on_event;
-	cfg.ops.send_done = on_sent;
-	return harness_run(2, 60, &cfg, body);
+	cfg.handler.complete = on_complete;
+	return harness_run(3, 60, &cfg, body);
 }

@@ -143,15 +143,26 @@ static void ordering(void)
 /* Reassembly and ordered release through the receive path of a socketless endpoint. */
 static int delivered[8], ndelivered;
 static size_t delivered_len[8];
-static void on_recv(void *arg, const struct sctpt_msg *m)
+static void on_complete(void *arg, const struct sctpt_cqe *m)
 {
 	(void)arg;
+	if (m->kind != SCTPT_CQE_RECV || m->status < 0)
+		return; /* events, and nothing handed back: no recv_buf here */
 	if (ndelivered < 8) {
 		delivered[ndelivered] = m->tag;
 		delivered_len[ndelivered] = m->len;
 	}
 	ndelivered++;
 	EXPECT(check_pattern(m->data, m->len, (uint32_t)m->tag) == 0, "payload of tag %d", m->tag);
+}
+
+/* One received SCTP message, then the progress that hands out what it completed. */
+static int inject(struct sctpt_ep *ep, sctpt_peer_t peer, uint16_t stream, const uint8_t *buf,
+		  size_t len)
+{
+	int rc = sctpt_rx_inject(ep, peer, stream, buf, len);
+	sctpt_progress(ep);
+	return rc;
 }
 
 static size_t frame(uint8_t *out, uint32_t ctx, int32_t tag, uint32_t seq, const uint8_t *msg,
@@ -172,7 +183,7 @@ static void reassembly(void)
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
 	cfg.frag_size = 1024;
-	cfg.ops.recv = on_recv;
+	cfg.handler.complete = on_complete;
 	EXPECT(sctpt_open_nosock(&cfg, &ep) == 0, "open: %s", sctpt_last_error());
 	sctpt_peer_t p = sctpt_peer_add(ep, "sctpt1 9 9 127.0.0.2");
 	sctpt_peer_t q = sctpt_peer_add(ep, "sctpt1 9 9 127.0.0.3");
@@ -180,16 +191,16 @@ static void reassembly(void)
 	fill_pattern(big, sizeof(big), 1);
 	fill_pattern(small, sizeof(small), 2);
 	/* big (seq 1, stream 3) in three fragments; small (seq 2, stream 4) completes first */
-	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "f1");
-	EXPECT(sctpt_rx_inject(ep, p, 4, pkt, frame(pkt, 5, 2, 2, small, 10, 0, 10)) == 0, "small");
+	EXPECT(inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "f1");
+	EXPECT(inject(ep, p, 4, pkt, frame(pkt, 5, 2, 2, small, 10, 0, 10)) == 0, "small");
 	EXPECT(ndelivered == 0, "small released before big");
-	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 1024, 1024)) == 0, "f2");
-	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == 0, "f3");
+	EXPECT(inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 1024, 1024)) == 0, "f2");
+	EXPECT(inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == 0, "f3");
 	EXPECT(ndelivered == 2 && delivered[0] == 1 && delivered[1] == 2 &&
 	       delivered_len[0] == 3000, "order after reassembly: %d messages", ndelivered);
 	/* a fragment that skips ahead is a protocol error for that peer only */
-	EXPECT(sctpt_rx_inject(ep, q, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "q f1");
-	EXPECT(sctpt_rx_inject(ep, q, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == -EPROTO,
+	EXPECT(inject(ep, q, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "q f1");
+	EXPECT(inject(ep, q, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == -EPROTO,
 	       "gap accepted");
 	EXPECT(sctpt_peer_state(ep, q) == SCTPT_PEER_FAILED, "peer q not failed");
 	EXPECT(strstr(sctpt_last_error(), "127.0.0.3") != NULL, "error does not name the peer: %s",
@@ -198,12 +209,12 @@ static void reassembly(void)
 	/* a peer with a larger fragment size: accepted, straight into the message buffer */
 	static uint8_t huge[1500];
 	fill_pattern(huge, sizeof(huge), 3);
-	EXPECT(sctpt_rx_inject(ep, p, 5, pkt, frame(pkt, 6, 3, 1, huge, 1500, 0, 1500)) == 0 &&
+	EXPECT(inject(ep, p, 5, pkt, frame(pkt, 6, 3, 1, huge, 1500, 0, 1500)) == 0 &&
 	       ndelivered == 3 && delivered_len[2] == 1500, "larger fragment not received");
 	/* a message longer than its envelope says */
 	size_t n = frame(pkt, 6, 4, 2, huge, 10, 0, 10);
 	memcpy(pkt + n, huge, 20);
-	EXPECT(sctpt_rx_inject(ep, p, 5, pkt, n + 20) == -EPROTO, "overlong message accepted");
+	EXPECT(inject(ep, p, 5, pkt, n + 20) == -EPROTO, "overlong message accepted");
 	EXPECT(ndelivered == 3, "overlong message delivered");
 	sctpt_close(ep);
 }
@@ -240,7 +251,7 @@ static void striped_reassembly(void)
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
 	cfg.frag_size = 1024;
-	cfg.ops.recv = on_recv;
+	cfg.handler.complete = on_complete;
 	cfg.ops.rails = two_rails;
 	EXPECT(sctpt_open_nosock(&cfg, &ep) == 0, "open: %s", sctpt_last_error());
 	sctpt_peer_t p = sctpt_peer_add(ep, "sctpt1 9 9 127.0.0.2 127.0.0.3");
@@ -251,28 +262,28 @@ static void striped_reassembly(void)
 	fill_pattern(big, sizeof(big), 1);
 	fill_pattern(small, sizeof(small), 2);
 	/* big (seq 1): last fragment first, on two streams, the first one twice */
-	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == 0, "f3");
-	EXPECT(sctpt_rx_inject(ep, p, 7, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "f1");
-	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "f1 again");
-	EXPECT(sctpt_rx_inject(ep, p, 4, pkt, frame(pkt, 5, 2, 2, small, 10, 0, 10)) == 0, "small");
+	EXPECT(inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 2048, 952)) == 0, "f3");
+	EXPECT(inject(ep, p, 7, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "f1");
+	EXPECT(inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 0, 1024)) == 0, "f1 again");
+	EXPECT(inject(ep, p, 4, pkt, frame(pkt, 5, 2, 2, small, 10, 0, 10)) == 0, "small");
 	EXPECT(ndelivered == 0, "small released before big");
-	EXPECT(sctpt_rx_inject(ep, p, 7, pkt, frame(pkt, 5, 1, 1, big, 3000, 1024, 1024)) == 0, "f2");
+	EXPECT(inject(ep, p, 7, pkt, frame(pkt, 5, 1, 1, big, 3000, 1024, 1024)) == 0, "f2");
 	EXPECT(ndelivered == 2 && delivered[0] == 1 && delivered[1] == 2 &&
 	       delivered_len[0] == 3000, "striped order: %d messages", ndelivered);
 	/* late copies of delivered messages are dropped, not protocol errors */
-	EXPECT(sctpt_rx_inject(ep, p, 4, pkt, frame(pkt, 5, 2, 2, small, 10, 0, 10)) == 0, "small again");
-	EXPECT(sctpt_rx_inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 1024, 1024)) == 0, "f2 again");
+	EXPECT(inject(ep, p, 4, pkt, frame(pkt, 5, 2, 2, small, 10, 0, 10)) == 0, "small again");
+	EXPECT(inject(ep, p, 3, pkt, frame(pkt, 5, 1, 1, big, 3000, 1024, 1024)) == 0, "f2 again");
 	/* unordered, numbered: id 2 (tag 3) before id 1 (tag 4, two fragments, reversed) */
 	uint8_t uf = SCTPT_F_UNORDERED | SCTPT_F_MSGID;
 	static uint8_t u3[10], u4[1500];
 	fill_pattern(u3, sizeof(u3), 3);
 	fill_pattern(u4, sizeof(u4), 4);
-	EXPECT(sctpt_rx_inject(ep, p, 2, pkt, frame_f(pkt, 9, 3, 2, uf, u3, 10, 0, 10)) == 0, "u id 2");
-	EXPECT(sctpt_rx_inject(ep, p, 2, pkt, frame_f(pkt, 9, 4, 1, uf, u4, 1500, 1024, 476)) == 0, "u1 f2");
+	EXPECT(inject(ep, p, 2, pkt, frame_f(pkt, 9, 3, 2, uf, u3, 10, 0, 10)) == 0, "u id 2");
+	EXPECT(inject(ep, p, 2, pkt, frame_f(pkt, 9, 4, 1, uf, u4, 1500, 1024, 476)) == 0, "u1 f2");
 	EXPECT(ndelivered == 3 && delivered[2] == 3, "unordered id 2 not delivered at once");
-	EXPECT(sctpt_rx_inject(ep, p, 2, pkt, frame_f(pkt, 9, 3, 2, uf, u3, 10, 0, 10)) == 0, "u id 2 again");
-	EXPECT(sctpt_rx_inject(ep, p, 6, pkt, frame_f(pkt, 9, 4, 1, uf, u4, 1500, 0, 1024)) == 0, "u1 f1");
-	EXPECT(sctpt_rx_inject(ep, p, 2, pkt, frame_f(pkt, 9, 4, 1, uf, u4, 1500, 1024, 476)) == 0, "u1 f2 again");
+	EXPECT(inject(ep, p, 2, pkt, frame_f(pkt, 9, 3, 2, uf, u3, 10, 0, 10)) == 0, "u id 2 again");
+	EXPECT(inject(ep, p, 6, pkt, frame_f(pkt, 9, 4, 1, uf, u4, 1500, 0, 1024)) == 0, "u1 f1");
+	EXPECT(inject(ep, p, 2, pkt, frame_f(pkt, 9, 4, 1, uf, u4, 1500, 1024, 476)) == 0, "u1 f2 again");
 	EXPECT(ndelivered == 4 && delivered[3] == 4 && delivered_len[3] == 1500,
 	       "unordered id 1: %d messages", ndelivered);
 	EXPECT(sctpt_peer_state(ep, p) != SCTPT_PEER_FAILED, "striped peer failed: %s",
@@ -281,7 +292,7 @@ static void striped_reassembly(void)
 	       "duplicates dropped: %llu, reassembling %u", (unsigned long long)st.dup_frags_dropped,
 	       st.reassembling);
 	/* MSGID only on unordered, numbered data */
-	EXPECT(sctpt_rx_inject(ep, p, 2, pkt, frame_f(pkt, 9, 5, 3, SCTPT_F_MSGID, u3, 10, 0, 10)) ==
+	EXPECT(inject(ep, p, 2, pkt, frame_f(pkt, 9, 5, 3, SCTPT_F_MSGID, u3, 10, 0, 10)) ==
 	       -EPROTO, "MSGID on an ordered message accepted");
 	/* two rails to one remote address cannot be told apart on receipt: refused */
 	EXPECT(sctpt_peer_add(ep, "sctpt1 8 8 127.0.0.4 127.0.0.4") == -EINVAL &&

@@ -138,11 +138,18 @@ static struct peer *peer_by_id(sctpt_peer_t id)
 	return NULL;
 }
 
-static void on_recv(void *arg, const struct sctpt_msg *m)
+static void on_recv(const struct sctpt_cqe *m)
 {
-	(void)arg;
 	struct peer *p = peer_by_id(m->peer);
 	struct msg_hdr h;
+	if (m->status < 0) { /* abandoned: only the dead PC's messages may be */
+		if (!p || p->pc != g.dead) {
+			fprintf(stderr, "pc %d: a message from peer %d was abandoned: %s\n", g.me,
+				m->peer, strerror(-m->status));
+			g.errors++;
+		}
+		return;
+	}
 	if (!p || m->len < sizeof(h)) {
 		fprintf(stderr, "pc %d: message of %zu bytes from unknown peer %d\n", g.me, m->len,
 			m->peer);
@@ -181,21 +188,17 @@ static void on_recv(void *arg, const struct sctpt_msg *m)
 static double g_t0;
 static double now_s(void);
 static struct peer *peer_by_id(sctpt_peer_t id);
-static void on_event(void *arg, const struct sctpt_event *ev)
+static void on_event(const struct sctpt_event *ev)
 {
-	(void)arg;
 	struct peer *p = peer_by_id(ev->peer);
 	if (ev->type == SCTPT_EV_ASSOC_DOWN && p && !p->lost_s)
 		p->lost_s = now_s() - g_t0;
-	if (ev->type != SCTPT_EV_ASSOC_UP)
-		fprintf(stderr, "pc %d: %.3f s: %s%s%s\n", g.me, now_s() - g_t0, ev->what,
-			ev->type == SCTPT_EV_ASSOC_DOWN ? ": " : "",
-			ev->type == SCTPT_EV_ASSOC_DOWN ? sctpt_last_error() : "");
+	if (ev->type != SCTPT_EV_ASSOC_UP) /* ASSOC_DOWN's text says why */
+		fprintf(stderr, "pc %d: %.3f s: %s\n", g.me, now_s() - g_t0, ev->what);
 }
 
-static void on_send_done(void *arg, void *cookie, int status)
+static void on_send_done(void *cookie, int status)
 {
-	(void)arg;
 	uint32_t *b = cookie;
 	struct peer *p = &g.peers[b[0]];
 	p->inflight--;
@@ -206,12 +209,28 @@ static void on_send_done(void *arg, void *cookie, int status)
 	free(b);
 }
 
+static void on_complete(void *arg, const struct sctpt_cqe *c)
+{
+	(void)arg;
+	switch (c->kind) {
+	case SCTPT_CQE_RECV:
+		on_recv(c);
+		break;
+	case SCTPT_CQE_SEND:
+		on_send_done(c->cookie, c->status);
+		break;
+	case SCTPT_CQE_EVENT:
+		on_event(&c->ev);
+		break;
+	}
+}
+
 /* Sends one message (round r, or END with count when end) to peer index i. */
 static int send_one(struct sctpt_ep *ep, int i, uint32_t r, int end, uint64_t count)
 {
 	struct peer *p = &g.peers[i];
 	size_t n = end ? 0 : round_size(r);
-	/* word 0 of the allocation: the peer index for send_done; the message follows */
+	/* word 0 of the allocation: the peer index for its completion; the message follows */
 	uint32_t *b = malloc(8 + sizeof(struct msg_hdr) + n);
 	if (!b)
 		return -ENOMEM;
@@ -334,10 +353,8 @@ int main(int argc, char **argv)
 	struct sctpt_ep *ep;
 	sctpt_config_init(&cfg);
 	cfg.addrs = mine;
-	cfg.ops.recv = on_recv;
-	cfg.ops.send_done = on_send_done;
+	cfg.handler.complete = on_complete;
 	cfg.ops.rails = rails_cb;
-	cfg.ops.event = on_event;
 	g_t0 = now_s();
 	if (sctpt_open(&cfg, &ep) != 0) {
 		fprintf(stderr, "pc %d: sctpt_open: %s\n", g.me, sctpt_last_error());
