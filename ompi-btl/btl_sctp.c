@@ -87,6 +87,11 @@ int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 	size_t i;
 
 	OPAL_THREAD_LOCK(&m->endpoints_lock);
+	/* BTLs start before the PML framework opens: ob1 is known from the first add_procs on */
+	if (!m->ob1_checked) {
+		mca_btl_sctp_frag_check_ob1();
+		m->ob1_checked = true;
+	}
 	for (i = 0; i < nprocs; i++) {
 		mca_btl_sctp_endpoint_t *ep;
 
@@ -96,6 +101,7 @@ int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 			continue; /* no card: the peer runs without sctp; others may reach it */
 		/* its QP now, so that a peer's first RDMA segment finds it */
 		(void)mca_btl_sctp_rdma_endpoint_init(ep);
+		ep->in_use = 1;
 		peers[i] = ep;
 		if (NULL != reachable)
 			opal_bitmap_set_bit(reachable, (int)i);
@@ -105,14 +111,16 @@ int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 }
 
 /* Endpoints stay until finalize: the core keeps its peer entry, and a later add_procs of the
- * same process (a new communicator) finds the endpoint again. */
+ * same process (a new communicator) finds the endpoint again. Once ob1 let a peer go (as in
+ * MPI_Finalize) losing it is no longer an error. */
 int mca_btl_sctp_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 			   struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
 {
 	(void)btl;
-	(void)nprocs;
 	(void)procs;
-	(void)peers;
+	for (size_t i = 0; i < nprocs; i++)
+		if (NULL != peers && NULL != peers[i])
+			peers[i]->in_use = 0;
 	return OPAL_SUCCESS;
 }
 
@@ -160,16 +168,20 @@ int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
 	struct sctpt_ep *ep = mca_btl_sctp_component.ep;
 	opal_list_item_t *item;
 
-	if (NULL != ep) {
+	if (NULL != ep)
 		sctp_dump_stats(m, ep);
-		mca_btl_sctp_rdma_close();         /* before the core it sends on */
-		mca_btl_sctp_component.ep = NULL; /* progress stops; peers closing are expected */
-		sctpt_close(ep);                   /* flushes queued sends for up to 2 s */
-	}
-	mca_btl_sctp_component_flush_queues();
+	mca_btl_sctp_component_close_endpoint();
 	OPAL_THREAD_LOCK(&m->endpoints_lock);
-	while (NULL != (item = opal_list_remove_first(&m->endpoints)))
+	while (NULL != (item = opal_list_remove_first(&m->endpoints))) {
+		mca_btl_sctp_endpoint_t *e = (mca_btl_sctp_endpoint_t *)item;
+
+		/* the core completes each queued send once, the close cancelling the rest */
+		if (0 != e->inflight)
+			opal_output(0, "btl sctp: %d sends to %s left without their completion",
+				    (int)e->inflight, e->proc->name);
+		opal_pointer_array_set_item(&mca_btl_sctp_component.peers, e->peer, NULL);
 		OBJ_RELEASE(item);
+	}
 	OPAL_THREAD_UNLOCK(&m->endpoints_lock);
 	return OPAL_SUCCESS;
 }
@@ -251,7 +263,6 @@ int mca_btl_sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 	mca_btl_sctp_frag_t *frag = (mca_btl_sctp_frag_t *)des;
 	int rc;
 
-	frag->tag = tag;
 	rc = mca_btl_sctp_endpoint_send(endpoint, frag, tag);
 	if (1 == rc) {
 		/* handed to SCTP already: complete now, as tcp does for an immediate write */
@@ -295,15 +306,11 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 	frag->segments[0].seg_len = header_size + max_data;
 	frag->base.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
 	frag->base.des_cbfunc = NULL;
-	frag->tag = tag;
 	rc = mca_btl_sctp_endpoint_send(endpoint, frag, tag);
-	if (1 == rc) {
-		mca_btl_sctp_frag_return(frag);
-		return OPAL_SUCCESS;
-	}
-	if (OPAL_SUCCESS != rc)
-		mca_btl_sctp_frag_return(frag);
-	return rc; /* queued: the done queue returns the frag */
+	if (OPAL_SUCCESS == rc)
+		return OPAL_SUCCESS; /* queued: its completion returns the frag */
+	mca_btl_sctp_frag_return(frag); /* done (1) or failed: no completion will come */
+	return 1 == rc ? OPAL_SUCCESS : rc;
 }
 
 int mca_btl_sctp_register_error(struct mca_btl_base_module_t *btl,

@@ -7,9 +7,10 @@
  * module (the BTL function table), endpoint (one peer), proc (a peer process and its business
  * card), frag (one message in flight), one file each.
  *
- * Threading: core callbacks run with the core's endpoint lock held. They never call into ob1:
- * received messages and send completions are queued on the component and handed to ob1 by
- * mca_btl_sctp_component_progress() after the core returned, without any BTL lock held.
+ * Completions: the core calls the component's handler (the endpoint's default one, for the BTL
+ * tags) from sctpt_progress with no core lock held, so received messages go to ob1 and send
+ * completions to their descriptors right there; ob1 may send from its callbacks. The iWARP
+ * layer (btl_sctp_rdma.c) registers its own handler for its contexts.
  */
 #ifndef MCA_BTL_SCTP_H
 #define MCA_BTL_SCTP_H
@@ -37,6 +38,7 @@ struct mca_btl_sctp_module_t {
 	mca_btl_base_module_error_cb_fn_t error_cb; /* ob1's error handler */
 	opal_list_t endpoints;                      /* every endpoint created by add_procs */
 	opal_mutex_t endpoints_lock;
+	bool ob1_checked;                           /* mca_btl_sctp_frag_check_ob1 ran */
 };
 typedef struct mca_btl_sctp_module_t mca_btl_sctp_module_t;
 
@@ -65,6 +67,7 @@ struct mca_btl_sctp_component_t {
 	int sndbuf, rcvbuf;
 	int sack_delay, sack_freq;
 	bool stream_per_tag;     /* spread ob1 matching traffic over streams by (context, tag) */
+	bool ob1_headers;        /* ob1's header layout is the one compiled for: peek allowed */
 	int free_list_num, free_list_max, free_list_inc;
 	bool rdma;               /* put/get/atomics over the iWARP layer (for osc rdma) */
 
@@ -76,12 +79,8 @@ struct mca_btl_sctp_component_t {
 	opal_free_list_t frag_max;      /* frags with max_send_size bytes of buffer */
 	opal_free_list_t frag_user;     /* frags without a buffer (send in place, big receives) */
 	opal_pointer_array_t peers;     /* sctpt_peer_t -> endpoint */
-	opal_mutex_t lock;              /* protects the three queues below */
-	opal_list_t recv_queue;         /* received frags waiting for delivery to ob1 */
-	opal_list_t done_queue;         /* sent frags waiting for their completion callback */
-	opal_list_t event_queue;        /* peer-loss events waiting to be reported */
-	volatile int32_t queued;        /* items in the three queues (fast empty check) */
-	const volatile int32_t *ompi_state; /* ompi_mpi_state when loaded into an MPI process */
+	volatile bool closing;          /* the module is finalized: completions no longer reach
+					 * ob1, they only give our frags back */
 	struct iw_rnic *rnic;           /* RDMA (btl_sctp_rdma.c), NULL when off */
 	struct mca_rcache_base_module_t *rcache; /* registration cache (grdma) */
 	struct iw_pd *pd;
@@ -94,11 +93,13 @@ OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
 
 /* component */
 int mca_btl_sctp_component_progress(void);
-/* Drops what the queues hold without calling ob1 (after the module was finalized). */
-void mca_btl_sctp_component_flush_queues(void);
-bool mca_btl_sctp_finalizing(void);
-void mca_btl_sctp_report_peer_lost(struct mca_btl_base_endpoint_t *endpoint, int error,
-				   const char *what);
+/* Closes RDMA and the core endpoint; completions after this only return our frags. */
+void mca_btl_sctp_component_close_endpoint(void);
+/* A peer we cannot talk to any more, or a message we cannot deliver: prints why and calls ob1's
+ * error handler (fatal: the job ends with the message instead of hanging). Once per peer; not
+ * while the module is closing. */
+void mca_btl_sctp_report_fatal(struct mca_btl_base_endpoint_t *endpoint, int error,
+			       const char *what);
 
 /* module function table (btl_sctp.c) */
 int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,

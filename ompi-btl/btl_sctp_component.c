@@ -6,14 +6,13 @@
  * `ompi_info --param btl sctp --level 9` shows what the core will really use.
  */
 #include "btl_sctp.h"
-#include "iw/iw_verbs.h"
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
 #include "btl_sctp_proc.h"
 #include "fnn.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "opal/runtime/opal_params.h"
 #include "opal/util/argv.h"
 #include "opal/util/if.h"
+#include "opal/util/net.h"
 #include "opal/util/output.h"
 
 static int sctp_component_register(void);
@@ -51,9 +51,6 @@ mca_btl_sctp_component_t mca_btl_sctp_component = {
 
 /* Default of btl_sctp_if_exclude: as tcp's, loopback and PPP links are left out. */
 #define SCTP_IF_EXCLUDE_DEFAULT "127.0.0.1/8,sppp"
-
-/* ompi's MPI state (OMPI_MPI_STATE_FINALIZE_STARTED in ompi/runtime/mpiruntime.h). */
-#define SCTP_OMPI_STATE_FINALIZE_STARTED 3
 
 /*
  * Parameter registration helpers, as tcp's: the storage gets its default, then the MCA system
@@ -174,7 +171,8 @@ static int sctp_component_register(void)
 	reg_bool("stream_per_tag",
 		 "Choose the SCTP stream of each message from ob1's communicator and tag (and "
 		 "data fragments from their request), so unrelated messages never wait behind a "
-		 "large one; when false, every message uses one stream",
+		 "large one -- if ob1 is the one of the Open MPI release this component was built "
+		 "for, else from the BTL tag alone; when false, every message uses one stream",
 		 true, OPAL_INFO_LVL_4, &c->stream_per_tag);
 	reg_int("free_list_num", "Initial number of fragments of each free list", 8,
 		OPAL_INFO_LVL_5, &c->free_list_num);
@@ -227,15 +225,13 @@ static int sctp_component_open(void)
 
 	c->ep = NULL;
 	c->card[0] = '\0';
-	c->queued = 0;
+	c->closing = false;
+	c->ob1_headers = false;
+	mca_btl_sctp_module.ob1_checked = false;
 	OBJ_CONSTRUCT(&c->frag_eager, opal_free_list_t);
 	OBJ_CONSTRUCT(&c->frag_max, opal_free_list_t);
 	OBJ_CONSTRUCT(&c->frag_user, opal_free_list_t);
 	OBJ_CONSTRUCT(&c->peers, opal_pointer_array_t);
-	OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
-	OBJ_CONSTRUCT(&c->recv_queue, opal_list_t);
-	OBJ_CONSTRUCT(&c->done_queue, opal_list_t);
-	OBJ_CONSTRUCT(&c->event_queue, opal_list_t);
 	OBJ_CONSTRUCT(&mca_btl_sctp_module.endpoints, opal_list_t);
 	OBJ_CONSTRUCT(&mca_btl_sctp_module.endpoints_lock, opal_mutex_t);
 	opal_pointer_array_init(&c->peers, 16, INT32_MAX, 16);
@@ -246,16 +242,8 @@ static int sctp_component_close(void)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 
-	if (NULL != c->ep) {
-		sctpt_close(c->ep);
-		c->ep = NULL;
-	}
+	mca_btl_sctp_component_close_endpoint();
 	sctp_fnn_free(c);
-	OPAL_LIST_DESTRUCT(&c->event_queue);
-	/* Frags left in the queues belong to the free lists destroyed below. */
-	OBJ_DESTRUCT(&c->recv_queue);
-	OBJ_DESTRUCT(&c->done_queue);
-	OBJ_DESTRUCT(&c->lock);
 	OBJ_DESTRUCT(&c->peers);
 	OBJ_DESTRUCT(&c->frag_eager);
 	OBJ_DESTRUCT(&c->frag_max);
@@ -273,54 +261,85 @@ static bool sctp_argv_has(char **argv, const char *s)
 	return false;
 }
 
-/*
- * Does interface idx with IPv4 address addr (host order) match one of nets: a device name, or
- * an address with an optional /prefix ("127.0.0.1/8" matches 127.x.y.z, as in btl tcp)?
- */
-static bool sctp_if_matches(int idx, uint32_t addr, char **nets)
+/* Is addr in the network net/bits? opal_net_samenetwork's mask for /32 shifts a 32-bit 1 by
+ * 32 bits (zero on x86: every address would match), so /32 compares the addresses. */
+static bool sctp_in_network(const struct sockaddr_in *net, long bits, const struct sockaddr *addr)
 {
-	char name[64] = "";
-
-	(void)opal_ifindextoname(idx, name, sizeof(name));
-	for (; NULL != nets && NULL != *nets; nets++) {
-		char net[64], *slash;
-		struct in_addr in;
-		int bits = 32;
-		uint32_t mask;
-
-		if (strpbrk(*nets, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")) {
-			if (0 == strcmp(*nets, name))
-				return true;
-			continue;
-		}
-		snprintf(net, sizeof(net), "%s", *nets);
-		if (NULL != (slash = strchr(net, '/'))) {
-			*slash = '\0';
-			bits = atoi(slash + 1);
-		}
-		if (1 != inet_pton(AF_INET, net, &in) || bits < 0 || bits > 32) {
-			opal_output(0, "btl sctp: ignoring \"%s\" in an interface list: neither a "
-				    "device nor an IPv4 network", *nets);
-			continue;
-		}
-		mask = 0 == bits ? 0 : 0xffffffffu << (32 - bits);
-		if ((addr & mask) == (ntohl(in.s_addr) & mask))
-			return true;
-	}
-	return false;
+	if (32 == bits)
+		return AF_INET == addr->sa_family &&
+		       net->sin_addr.s_addr == ((const struct sockaddr_in *)addr)->sin_addr.s_addr;
+	return opal_net_samenetwork((const struct sockaddr *)net, addr, (uint32_t)bits);
 }
 
 /*
- * The comma-separated IPv4 address list the core binds, from if_include/if_exclude as tcp
- * computes its interfaces. *out is NULL when the core should decide (config_file).
+ * btl_sctp_if_include or _exclude as device names, the way btl tcp reads its lists: an entry
+ * starting with a letter is a device; else it must be an IPv4 network a.b.c.d/bits, which
+ * stands for every device with an address in it. Networks become names here because
+ * opal_ifmatches compares a network with its host bits set ("127.0.0.1/8") against the masked
+ * address, so matches nothing, and looks only at a device's first address, an IPv6 one on a
+ * dual-stack device. NULL when nothing is left.
+ */
+static char **sctp_if_names(const char *list, const char *which)
+{
+	char **entries = opal_argv_split(NULL != list ? list : "", ',');
+	char **names = NULL;
+
+	for (char **e = entries; NULL != e && NULL != *e; e++) {
+		struct sockaddr_in net = {.sin_family = AF_INET};
+		char *slash = strchr(*e, '/'), *end = NULL;
+		long bits = -1;
+		int matches = 0;
+
+		if (isalpha((unsigned char)**e)) {
+			if (!sctp_argv_has(names, *e))
+				opal_argv_append_nosize(&names, *e);
+			continue;
+		}
+		if (NULL != slash) {
+			*slash = '\0';
+			bits = strtol(slash + 1, &end, 10);
+		}
+		if (NULL == slash || '\0' != *end || bits < 1 || bits > 32 ||
+		    1 != inet_pton(AF_INET, *e, &net.sin_addr)) {
+			if (NULL != slash)
+				*slash = '/';
+			opal_output(0, "btl sctp: ignoring \"%s\" in btl_sctp_if_%s: neither a device "
+				    "name nor an IPv4 network a.b.c.d/bits", *e, which);
+			continue;
+		}
+		for (int idx = opal_ifbegin(); idx >= 0; idx = opal_ifnext(idx)) {
+			struct sockaddr_storage ss;
+			char name[IF_NAMESIZE];
+
+			if (OPAL_SUCCESS != opal_ifindextoaddr(idx, (struct sockaddr *)&ss, sizeof(ss)) ||
+			    !sctp_in_network(&net, bits, (struct sockaddr *)&ss) ||
+			    OPAL_SUCCESS != opal_ifindextoname(idx, name, sizeof(name)))
+				continue;
+			matches++;
+			if (!sctp_argv_has(names, name))
+				opal_argv_append_nosize(&names, name);
+		}
+		*slash = '/';
+		if (0 == matches && 0 == strcmp(which, "include"))
+			opal_output(0, "btl sctp: no interface has an address in %s (btl_sctp_if_include)",
+				    *e);
+	}
+	opal_argv_free(entries);
+	return names;
+}
+
+/*
+ * The comma-separated IPv4 address list the core binds: every address of the devices that
+ * if_include names (else of those if_exclude does not name), as btl tcp selects its devices.
+ * *out is NULL when the core should decide (config_file).
  */
 static int sctp_component_addrs(char **out)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	bool include = NULL != c->if_include && '\0' != c->if_include[0];
 	bool exclude_set = NULL != c->if_exclude && 0 != strcmp(c->if_exclude, SCTP_IF_EXCLUDE_DEFAULT);
-	char **nets, **addrs = NULL, ip[INET_ADDRSTRLEN];
-	int idx, n = 0;
+	char **names, **addrs = NULL, ip[INET_ADDRSTRLEN];
+	int n = 0;
 
 	*out = NULL;
 	if (include && exclude_set) {
@@ -331,15 +350,19 @@ static int sctp_component_addrs(char **out)
 	}
 	if (!include && !exclude_set && NULL != c->config_file && '\0' != c->config_file[0])
 		return OPAL_SUCCESS;
-	nets = opal_argv_split(include ? c->if_include : (c->if_exclude ? c->if_exclude : ""), ',');
-	for (idx = opal_ifbegin(); idx >= 0 && n < SCTPT_MAX_ADDRS; idx = opal_ifnext(idx)) {
+	names = sctp_if_names(include ? c->if_include : c->if_exclude,
+			      include ? "include" : "exclude");
+	for (int idx = opal_ifbegin(); idx >= 0 && n < SCTPT_MAX_ADDRS; idx = opal_ifnext(idx)) {
 		struct sockaddr_storage ss;
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+		bool listed;
 
 		if (OPAL_SUCCESS != opal_ifindextoaddr(idx, (struct sockaddr *)&ss, sizeof(ss)) ||
 		    AF_INET != ss.ss_family)
 			continue;
-		if (sctp_if_matches(idx, ntohl(sin->sin_addr.s_addr), nets) != include)
+		listed = NULL != names &&
+			 OPAL_SUCCESS == opal_ifmatches(opal_ifindextokindex(idx), names);
+		if (listed != include)
 			continue;
 		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
 		if (sctp_argv_has(addrs, ip))
@@ -347,7 +370,7 @@ static int sctp_component_addrs(char **out)
 		opal_argv_append_nosize(&addrs, ip);
 		n++;
 	}
-	opal_argv_free(nets);
+	opal_argv_free(names);
 	if (0 == n) {
 		if (include) {
 			opal_output(0, "btl sctp: no IPv4 interface matches btl_sctp_if_include=\"%s\"",
@@ -361,16 +384,9 @@ static int sctp_component_addrs(char **out)
 	return NULL == *out ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
 }
 
-/* ---- core callbacks: run with the core's lock held; they only queue work for progress ---- */
+/* ---- the core's completions: called from sctpt_progress, no core lock held ---- */
 
-static void sctp_enqueue(opal_list_t *queue, opal_list_item_t *item)
-{
-	OPAL_THREAD_LOCK(&mca_btl_sctp_component.lock);
-	opal_list_append(queue, item);
-	OPAL_THREAD_ADD_FETCH32(&mca_btl_sctp_component.queued, 1);
-	OPAL_THREAD_UNLOCK(&mca_btl_sctp_component.lock);
-}
-
+/* Runs with the core's lock held: a frag to reassemble a large message into, nothing more. */
 static void *sctp_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 			   void **cookie)
 {
@@ -378,111 +394,29 @@ static void *sctp_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32
 
 	(void)arg;
 	(void)peer;
+	(void)context;
 	(void)tag;
-	if (SCTPT_CTX_IS_IW(context))
-		return NULL; /* iWARP segments are handed to the RNIC as they are */
 	frag = mca_btl_sctp_frag_alloc(len);
 	*cookie = frag;
-	return NULL == frag ? NULL : frag->buf;
+	return NULL == frag ? NULL : frag->buf; /* NULL: the core allocates */
 }
 
-static void sctp_recv(void *arg, const struct sctpt_msg *msg)
+static mca_btl_sctp_endpoint_t *sctp_endpoint_of(sctpt_peer_t peer)
 {
-	mca_btl_sctp_frag_t *frag = msg->buf_cookie;
-
-	(void)arg;
-	if (SCTPT_CTX_IS_IW(msg->context)) {
-		if (NULL != mca_btl_sctp_component.rnic)
-			iw_input(mca_btl_sctp_component.rnic, msg);
-		return;
-	}
-	if (NULL == frag) {
-		frag = mca_btl_sctp_frag_alloc(msg->len);
-		if (OPAL_UNLIKELY(NULL == frag)) {
-			opal_output(0, "btl sctp: out of memory for a %zu-byte message from %s",
-				    msg->len, sctpt_peer_name(mca_btl_sctp_component.ep, msg->peer));
-			return;
-		}
-		if (msg->len > 0)
-			memcpy(frag->buf, msg->data, msg->len);
-	} else if (msg->data != frag->buf && msg->len > 0) {
-		memmove(frag->buf, msg->data, msg->len);
-	}
-	frag->kind = MCA_BTL_SCTP_FRAG_RECV;
-	frag->tag = (mca_btl_base_tag_t)msg->context;
-	frag->segments[0].seg_addr.pval = frag->buf;
-	frag->segments[0].seg_len = msg->len;
-	frag->base.des_segment_count = 1;
-	sctp_enqueue(&mca_btl_sctp_component.recv_queue, &frag->base.super.super);
+	return peer < 0 ? NULL : opal_pointer_array_get_item(&mca_btl_sctp_component.peers, peer);
 }
 
-static void sctp_send_done(void *arg, void *cookie, int status)
-{
-	mca_btl_sctp_frag_t *frag = cookie;
-
-	(void)arg;
-	if (NULL != mca_btl_sctp_component.rnic &&
-	    iw_send_done(mca_btl_sctp_component.rnic, cookie, status))
-		return; /* an iWARP segment */
-	frag->status = 0 == status ? OPAL_SUCCESS : OPAL_ERR_UNREACH;
-	sctp_enqueue(&mca_btl_sctp_component.done_queue, &frag->base.super.super);
-}
-
-/* A lost peer, waiting to be reported outside the core's lock. */
-struct sctp_lost_event {
-	opal_list_item_t super;
-	sctpt_peer_t peer;
-	int error;
-	char what[256];
-};
-typedef struct sctp_lost_event sctp_lost_event_t;
-static OBJ_CLASS_INSTANCE(sctp_lost_event_t, opal_list_item_t, NULL, NULL);
-
-static void sctp_event(void *arg, const struct sctpt_event *ev)
-{
-	struct sctp_lost_event *lost;
-
-	(void)arg;
-	switch (ev->type) {
-	case SCTPT_EV_ASSOC_DOWN:
-		lost = OBJ_NEW(sctp_lost_event_t);
-		if (NULL == lost)
-			return;
-		lost->peer = ev->peer;
-		lost->error = ev->error;
-		snprintf(lost->what, sizeof(lost->what), "%s", ev->what ? ev->what : "");
-		sctp_enqueue(&mca_btl_sctp_component.event_queue, &lost->super);
-		break;
-	default:
-		opal_output_verbose(10, opal_btl_base_framework.framework_output,
-				    "btl sctp: event %d peer %d path %d: %s", (int)ev->type,
-				    (int)ev->peer, ev->path, ev->what ? ev->what : "");
-		break;
-	}
-}
-
-/* ---- progress: the core first, then what its callbacks queued, without locks held ---- */
-
-bool mca_btl_sctp_finalizing(void)
-{
-	const volatile int32_t *state = mca_btl_sctp_component.ompi_state;
-
-	return NULL == mca_btl_sctp_component.ep ||
-	       (NULL != state && *state >= SCTP_OMPI_STATE_FINALIZE_STARTED);
-}
-
-void mca_btl_sctp_report_peer_lost(mca_btl_sctp_endpoint_t *endpoint, int error, const char *what)
+void mca_btl_sctp_report_fatal(mca_btl_sctp_endpoint_t *endpoint, int error, const char *what)
 {
 	mca_btl_sctp_module_t *m = &mca_btl_sctp_module;
 	char info[512];
 	const char *name = endpoint ? endpoint->proc->name : "an unknown peer";
 
-	if (NULL != endpoint && 0 != OPAL_THREAD_SWAP_32(&endpoint->lost, 1))
+	if (NULL != endpoint && 0 != OPAL_THREAD_SWAP_32(&endpoint->reported, 1))
 		return; /* reported already */
-	if (mca_btl_sctp_finalizing()) {
-		/* Peers close their associations as they leave MPI_Finalize: not an error. */
+	if (mca_btl_sctp_component.closing) {
 		opal_output_verbose(10, opal_btl_base_framework.framework_output,
-				    "btl sctp: peer %s closed during finalize: %s", name, what);
+				    "btl sctp: peer %s while closing: %s", name, what);
 		return;
 	}
 	snprintf(info, sizeof(info), "btl sctp: lost the connection to peer %s (%s): %s",
@@ -493,77 +427,124 @@ void mca_btl_sctp_report_peer_lost(mca_btl_sctp_endpoint_t *endpoint, int error,
 			    endpoint ? endpoint->proc->proc : NULL, info);
 }
 
-static void sctp_deliver(mca_btl_sctp_frag_t *frag)
+/*
+ * A message, to ob1 straight away. ob1 copies what it keeps before its callback returns
+ * (opal/mca/btl/btl.h: the descriptor is valid only within the callback), so the descriptor
+ * lives on the stack and points at the core's buffer, or at our frag when recv_buf gave one.
+ */
+static void sctp_recv(const struct sctpt_cqe *c)
 {
+	mca_btl_sctp_frag_t *frag = c->cookie;
 	const mca_btl_active_message_callback_t *reg =
-		mca_btl_base_active_message_trigger + frag->tag;
+		c->context < MCA_BTL_TAG_MAX ? mca_btl_base_active_message_trigger + c->context : NULL;
+	mca_btl_base_segment_t seg = {.seg_addr.pval = (void *)c->data, .seg_len = c->len};
+	mca_btl_base_descriptor_t des = {.des_segments = &seg, .des_segment_count = 1};
 
-	if (OPAL_LIKELY(NULL != reg->cbfunc))
-		reg->cbfunc(&mca_btl_sctp_module.super, frag->tag, &frag->base, reg->cbdata);
-	mca_btl_sctp_frag_return(frag);
+	if (c->status < 0) {
+		/* abandoned with its peer (reported by the event) or by our close */
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: a message from peer %d abandoned: %s", (int)c->peer,
+				    strerror(-c->status));
+	} else if (mca_btl_sctp_component.closing) {
+		/* ob1 is gone */
+	} else if (OPAL_LIKELY(NULL != reg && NULL != reg->cbfunc)) {
+		reg->cbfunc(&mca_btl_sctp_module.super, (mca_btl_base_tag_t)c->context, &des,
+			    reg->cbdata);
+	} else {
+		/* Nobody here takes it and its sender waits for an answer: end the job. */
+		char what[128];
+
+		snprintf(what, sizeof(what), "it sent a %zu-byte message for BTL tag %u, which no "
+			 "layer of this process handles", c->len, (unsigned)c->context);
+		mca_btl_sctp_report_fatal(sctp_endpoint_of(c->peer), -EPROTO, what);
+	}
+	if (NULL != frag)
+		mca_btl_sctp_frag_return(frag);
 }
 
-static void sctp_complete(mca_btl_sctp_frag_t *frag)
+/* A send that sctpt_send queued (returned 0): its only completion. */
+static void sctp_send_done(mca_btl_sctp_frag_t *frag, int status)
 {
-	int owned = frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
 	mca_btl_sctp_endpoint_t *endpoint = frag->endpoint;
+	int owned = frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
 
 	OPAL_THREAD_ADD_FETCH32(&endpoint->inflight, -1);
-	if (NULL != frag->base.des_cbfunc)
-		frag->base.des_cbfunc(&mca_btl_sctp_module.super, endpoint, &frag->base,
-				      frag->status);
+	if (!mca_btl_sctp_component.closing) {
+		/* ob1 aborts on a failed send without saying why: say it first */
+		if (status < 0)
+			mca_btl_sctp_report_fatal(endpoint, status, endpoint->closed ?
+						  "it closed its endpoint (MPI_Finalize) before our "
+						  "message arrived" : "a message to it was not delivered");
+		if (NULL != frag->base.des_cbfunc)
+			frag->base.des_cbfunc(&mca_btl_sctp_module.super, endpoint, &frag->base,
+					      status < 0 ? OPAL_ERR_UNREACH : OPAL_SUCCESS);
+	}
 	if (owned)
 		mca_btl_sctp_frag_return(frag);
 }
 
-static void sctp_lost(struct sctp_lost_event *lost)
+/*
+ * A peer that closed its endpoint in order (it left MPI_Finalize) is no error, nor is the
+ * association going down after that; a peer lost any other way while ob1 may still expect
+ * traffic from it (between add_procs and del_procs) ends the job.
+ */
+static void sctp_event(const struct sctpt_event *ev)
 {
-	mca_btl_sctp_endpoint_t *endpoint = NULL;
+	mca_btl_sctp_endpoint_t *endpoint = sctp_endpoint_of(ev->peer);
+	const char *name = endpoint ? endpoint->proc->name : "(unknown)";
 
-	if (lost->peer >= 0)
-		endpoint = opal_pointer_array_get_item(&mca_btl_sctp_component.peers, lost->peer);
-	if (-ECONNRESET == lost->error && NULL != endpoint && 0 == endpoint->inflight) {
-		/* An orderly SCTP shutdown: the peer closed its endpoint (MPI_Finalize) and owes
-		 * us nothing. Should we send to it again, that send fails and is reported. */
+	switch (ev->type) {
+	case SCTPT_EV_PEER_CLOSED:
+		if (NULL != endpoint)
+			endpoint->closed = 1;
 		opal_output_verbose(10, opal_btl_base_framework.framework_output,
-				    "btl sctp: peer %s closed its association", endpoint->proc->name);
-	} else {
-		mca_btl_sctp_report_peer_lost(endpoint, lost->error, lost->what);
+				    "btl sctp: peer %s closed its endpoint", name);
+		break;
+	case SCTPT_EV_ASSOC_DOWN:
+		if (NULL != endpoint && !endpoint->closed && endpoint->in_use) {
+			mca_btl_sctp_report_fatal(endpoint, ev->error, ev->what);
+			break;
+		}
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: peer %s gone (%s), %s", name, ev->what ? ev->what : "",
+				    NULL != endpoint && endpoint->closed ? "after closing in order" :
+				    "no longer in use");
+		break;
+	default:
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: event %d peer %s path %d: %s", (int)ev->type, name,
+				    ev->path, ev->what ? ev->what : "");
+		break;
 	}
-	OBJ_RELEASE(lost);
 }
 
-/* Hands everything queued so far to ob1; returns how many items it handled. */
-static int sctp_drain(void)
+/* The default handler of the endpoint: every context nobody else claimed, i.e. the BTL tags. */
+static void sctp_complete(void *arg, const struct sctpt_cqe *c)
+{
+	(void)arg;
+	switch (c->kind) {
+	case SCTPT_CQE_RECV:
+		sctp_recv(c);
+		break;
+	case SCTPT_CQE_SEND:
+		sctp_send_done(c->cookie, c->status);
+		break;
+	case SCTPT_CQE_EVENT:
+		sctp_event(&c->ev);
+		break;
+	}
+}
+
+void mca_btl_sctp_component_close_endpoint(void)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
-	int count = 0;
+	struct sctpt_ep *ep = c->ep;
 
-	while (c->queued > 0) {
-		opal_list_item_t *item;
-		int which = 0;
-
-		OPAL_THREAD_LOCK(&c->lock);
-		if (NULL != (item = opal_list_remove_first(&c->event_queue)))
-			which = 1;
-		else if (NULL != (item = opal_list_remove_first(&c->done_queue)))
-			which = 2;
-		else if (NULL != (item = opal_list_remove_first(&c->recv_queue)))
-			which = 3;
-		if (NULL != item)
-			OPAL_THREAD_ADD_FETCH32(&c->queued, -1);
-		OPAL_THREAD_UNLOCK(&c->lock);
-		if (NULL == item)
-			break;
-		if (1 == which)
-			sctp_lost((struct sctp_lost_event *)item);
-		else if (2 == which)
-			sctp_complete((mca_btl_sctp_frag_t *)item);
-		else
-			sctp_deliver((mca_btl_sctp_frag_t *)item);
-		count++;
-	}
-	return count;
+	c->closing = true; /* what completes from now on only gives our frags back */
+	mca_btl_sctp_rdma_close(); /* before the core it sends on */
+	c->ep = NULL;              /* progress stops */
+	if (NULL != ep)
+		sctpt_close(ep);   /* flushes queued sends for up to 2 s */
 }
 
 int mca_btl_sctp_component_progress(void)
@@ -573,28 +554,11 @@ int mca_btl_sctp_component_progress(void)
 
 	if (NULL == ep)
 		return 0;
-	count = sctpt_progress(ep);
+	count = sctpt_progress(ep); /* ob1's callbacks run in there */
 	count = count > 0 ? count : 0;
 	if (NULL != mca_btl_sctp_component.rnic)
 		count += mca_btl_sctp_rdma_progress();
-	return count + sctp_drain();
-}
-
-void mca_btl_sctp_component_flush_queues(void)
-{
-	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
-	opal_list_item_t *item;
-
-	while (NULL != (item = opal_list_remove_first(&c->event_queue)))
-		OBJ_RELEASE(item);
-	while (NULL != (item = opal_list_remove_first(&c->done_queue))) {
-		mca_btl_sctp_frag_t *frag = (mca_btl_sctp_frag_t *)item;
-		if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
-			mca_btl_sctp_frag_return(frag);
-	}
-	while (NULL != (item = opal_list_remove_first(&c->recv_queue)))
-		mca_btl_sctp_frag_return((mca_btl_sctp_frag_t *)item);
-	c->queued = 0;
+	return count;
 }
 
 /* ---- init: free lists, the core endpoint, our card in the modex ---- */
@@ -719,10 +683,10 @@ static int sctp_open_endpoint(void)
 	cfg.rcvbuf = (size_t)c->rcvbuf;
 	cfg.sack_delay_ms = c->sack_delay;
 	cfg.sack_freq = c->sack_freq;
-	cfg.ops.recv = sctp_recv;
-	cfg.ops.recv_buf = sctp_recv_buf;
-	cfg.ops.send_done = sctp_send_done;
-	cfg.ops.event = sctp_event;
+	cfg.handler.complete = sctp_complete;
+	cfg.handler.recv_buf = sctp_recv_buf;
+	cfg.handler.events = 1;
+	cfg.handler.arg = c;
 	cfg.ops.stream_map = mca_btl_sctp_stream_map;
 	cfg.ops.rails = c->fnn ? sctp_rails : NULL;
 	cfg.ops.arg = c;
@@ -779,15 +743,9 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 	if (OPAL_SUCCESS != rc) {
 		opal_output(0, "btl sctp: cannot publish the business card through the modex (%d)",
 			    rc);
-		sctpt_close(c->ep);
-		c->ep = NULL;
+		mca_btl_sctp_component_close_endpoint();
 		return NULL;
 	}
-	/* Set when this DSO runs inside an MPI process: tells a peer closing in MPI_Finalize
-	 * from a peer that died. */
-	c->ompi_state = dlsym(RTLD_DEFAULT, "ompi_mpi_state");
-	opal_output_verbose(20, opal_btl_base_framework.framework_output,
-			    "btl sctp: MPI finalize state %s", c->ompi_state ? "found" : "not found");
 
 	btls = malloc(sizeof(*btls));
 	if (NULL == btls)

@@ -12,7 +12,9 @@ static void endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 	ep->proc = NULL;
 	ep->peer = -1;
 	ep->inflight = 0;
-	ep->lost = 0;
+	ep->reported = 0;
+	ep->closed = 0;
+	ep->in_use = 0;
 	ep->qp = NULL; /* destroyed with the RNIC (iw_close) */
 }
 
@@ -56,7 +58,9 @@ int mca_btl_sctp_endpoint_send(mca_btl_sctp_endpoint_t *endpoint, mca_btl_sctp_f
 	}
 	key = mca_btl_sctp_frag_stream_key(tag, frag->iov[0].iov_base, frag->iov[0].iov_len);
 	frag->endpoint = endpoint;
-	/* Counted before the call: send_done may run inside sctpt_send on another queue. */
+	/* Counted before the call: once sctpt_send returned 0, another thread's progress may
+	 * complete the send before we look at the return value. Only 0 leaves it counted: 1 and
+	 * errors have no completion. */
 	OPAL_THREAD_ADD_FETCH32(&endpoint->inflight, 1);
 	rc = sctpt_send(mca_btl_sctp_component.ep, endpoint->peer, tag, key, SCTPT_SEND_UNORDERED,
 			frag->iov, (int)n, frag);
@@ -65,6 +69,8 @@ int mca_btl_sctp_endpoint_send(mca_btl_sctp_endpoint_t *endpoint, mca_btl_sctp_f
 	OPAL_THREAD_ADD_FETCH32(&endpoint->inflight, -1);
 	if (rc > 0)
 		return 1;
-	mca_btl_sctp_report_peer_lost(endpoint, rc, sctpt_last_error());
+	mca_btl_sctp_report_fatal(endpoint, rc, endpoint->closed ?
+				  "it closed its endpoint (MPI_Finalize) before our message" :
+				  sctpt_last_error());
 	return -EINVAL == rc ? OPAL_ERR_BAD_PARAM : OPAL_ERR_UNREACH;
 }

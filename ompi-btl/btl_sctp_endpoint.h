@@ -17,8 +17,10 @@ struct mca_btl_base_endpoint_t {
 	mca_btl_sctp_module_t *btl;
 	mca_btl_sctp_proc_t *proc;
 	sctpt_peer_t peer;
-	volatile int32_t inflight; /* sends queued in the core, waiting for send_done */
-	volatile int32_t lost;     /* the core reported the peer lost */
+	volatile int32_t inflight; /* sends queued in the core, each owed one SEND completion */
+	volatile int32_t reported; /* its loss was reported (once) */
+	volatile int32_t closed;   /* it closed its endpoint in order (SCTPT_EV_PEER_CLOSED) */
+	volatile int32_t in_use;   /* between add_procs and del_procs: ob1 may expect traffic */
 	struct iw_qp *qp;          /* RDMA queue pair to the peer, NULL without RDMA */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
@@ -29,8 +31,9 @@ OBJ_CLASS_DECLARATION(mca_btl_sctp_endpoint_t);
 int mca_btl_sctp_endpoint_create(mca_btl_sctp_module_t *btl, mca_btl_sctp_proc_t *proc,
 				 sctpt_peer_t peer, mca_btl_sctp_endpoint_t **out);
 /* Hands frag's segments to the core as one message. Returns 1 if the core took the data
- * already (frag done), OPAL_SUCCESS if queued (completion comes through the done queue),
- * or an OPAL error after reporting the peer. */
+ * already (frag done, no completion), OPAL_SUCCESS if queued (exactly one SEND completion
+ * follows), or an OPAL error after reporting the peer (no completion: the caller still owns
+ * the frag). */
 int mca_btl_sctp_endpoint_send(mca_btl_sctp_endpoint_t *endpoint, mca_btl_sctp_frag_t *frag,
 			       mca_btl_base_tag_t tag);
 

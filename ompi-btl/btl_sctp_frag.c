@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/output.h"
+
 static void frag_common_init(mca_btl_sctp_frag_t *frag, opal_free_list_t *list, size_t size)
 {
 	frag->my_list = list;
@@ -52,9 +55,6 @@ static void frag_reset(mca_btl_sctp_frag_t *frag)
 	frag->segments[1].seg_addr.pval = NULL;
 	frag->segments[1].seg_len = 0;
 	frag->endpoint = NULL;
-	frag->kind = MCA_BTL_SCTP_FRAG_SEND;
-	frag->status = OPAL_SUCCESS;
-	frag->tag = 0;
 }
 
 mca_btl_sctp_frag_t *mca_btl_sctp_frag_alloc_user(void)
@@ -107,7 +107,8 @@ void mca_btl_sctp_frag_return(mca_btl_sctp_frag_t *frag)
 	opal_free_list_return(frag->my_list, &frag->base.super);
 }
 
-/* ob1's wire header prefix (ompi/mca/pml/ob1/pml_ob1_hdr.h), read only to pick a stream. */
+/* ob1's wire header prefix (ompi/mca/pml/ob1/pml_ob1_hdr.h of Open MPI 4.1), read only to
+ * pick a stream; mca_btl_sctp_frag_check_ob1 makes sure that is the ob1 we run with. */
 #define OB1_HDR_TYPE_MATCH (MCA_BTL_TAG_PML + 1)
 #define OB1_HDR_TYPE_RNDV (MCA_BTL_TAG_PML + 2)
 #define OB1_HDR_TYPE_RGET (MCA_BTL_TAG_PML + 3)
@@ -137,7 +138,11 @@ int32_t mca_btl_sctp_frag_stream_key(mca_btl_base_tag_t tag, const void *hdr, si
 	int32_t mtag;
 	uint64_t req;
 
-	if (!mca_btl_sctp_component.stream_per_tag || NULL == h || len < 2 || tag != h[0])
+	if (!mca_btl_sctp_component.stream_per_tag)
+		return 0;
+	if (!mca_btl_sctp_component.ob1_headers)
+		return (int32_t)tag + 1; /* one stream per BTL tag: ob1's message types apart */
+	if (NULL == h || len < 2 || tag != h[0])
 		return 0;
 	switch (h[0]) {
 	case OB1_HDR_TYPE_MATCH:
@@ -156,6 +161,45 @@ int32_t mca_btl_sctp_frag_stream_key(mca_btl_base_tag_t tag, const void *hdr, si
 	default:
 		return 0; /* ACK, FIN, ...: short control messages */
 	}
+}
+
+/* Reads one of the version numbers every component registers ("pml_ob1_major_version"). */
+static bool ob1_version(const char *which, int *out)
+{
+	char name[64];
+	const int *value = NULL;
+	int idx;
+
+	snprintf(name, sizeof(name), "pml_ob1_%s_version", which);
+	if (OPAL_SUCCESS != mca_base_var_find_by_name(name, &idx) ||
+	    OPAL_SUCCESS != mca_base_var_get_value(idx, &value, NULL, NULL) || NULL == value)
+		return false;
+	*out = *value;
+	return true;
+}
+
+void mca_btl_sctp_frag_check_ob1(void)
+{
+	int major = -1, minor = -1;
+	bool found = ob1_version("major", &major) && ob1_version("minor", &minor);
+
+	mca_btl_sctp_component.ob1_headers =
+		found && OMPI_MAJOR_VERSION == major && OMPI_MINOR_VERSION == minor;
+	if (!mca_btl_sctp_component.stream_per_tag)
+		return;
+	if (mca_btl_sctp_component.ob1_headers)
+		opal_output_verbose(20, opal_btl_base_framework.framework_output,
+				    "btl sctp: streams chosen from ob1 %d.%d headers", major, minor);
+	else if (found)
+		opal_output_verbose(1, opal_btl_base_framework.framework_output,
+				    "btl sctp: ob1's headers are not read: they are known as Open MPI "
+				    "%d.%d lays them out and this ob1 is %d.%d; streams are chosen by "
+				    "BTL tag only", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, major,
+				    minor);
+	else
+		opal_output_verbose(1, opal_btl_base_framework.framework_output,
+				    "btl sctp: ob1's headers are not read: pml ob1 is not loaded, so "
+				    "its version cannot be checked; streams are chosen by BTL tag only");
 }
 
 /* Stream 1 carries control messages; the others are shared by hash of the key. */

@@ -4,7 +4,6 @@
 # with concurrent multipath transfer on, once from a thesis-style btl_sctp_config_file -- and
 # btl_p2p must print the same CHECK lines as over btl tcp on loopback.
 . "$(dirname "$0")/btl_common.sh"
-sctp_usable || skip "mca_btl_sctp.so lacks the SCTP core (libsctpt)"
 need_netns
 ns_add mh >/dev/null
 ns="${NS_PREFIX}-mh"
