@@ -53,21 +53,22 @@ struct send_slot {
 static struct send_slot sends[3];
 
 /* Drains the polled queue of cfg.handler (id 0): entries are read in batches and released. */
-static int poll_cq(struct rank_ctx *rc)
+static void poll_cq(struct rank_ctx *rc)
 {
 	struct sctpt_cqe cqe[4];
-	int n, total = 0;
+	int n;
 	while ((n = sctpt_cq_read(rc->ep, 0, cqe, 4)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct sctpt_cqe *c = &cqe[i];
-			struct send_slot *s = c->cookie;
+			struct send_slot *s;
 			switch (c->kind) {
 			case SCTPT_CQE_RECV:
 				CHECK(rc->rank == 1, "rank %d received tag %d", rc->rank, c->tag);
 				on_recv(c);
 				break;
 			case SCTPT_CQE_SEND:
-				CHECK(s >= sends && s < sends + 3, "send completion of an unknown cookie");
+				s = c->cookie;
+				CHECK(s >= sends && s < sends + 3, "unknown cookie %p", c->cookie);
 				if (s->completions++ == 0)
 					s->status = c->status;
 				break;
@@ -77,10 +78,8 @@ static int poll_cq(struct rank_ctx *rc)
 			}
 		}
 		sctpt_cq_release(rc->ep, cqe, n);
-		total += n;
 	}
 	CHECK(n == 0, "sctpt_cq_read: %d", n);
-	return total;
 }
 
 static int body(struct rank_ctx *rc)

@@ -25,7 +25,8 @@ static void on_complete(void *arg, const struct sctpt_cqe *c)
 		}
 		CHECK(c->peer == rc->peer[1], "rank %d: message from peer %d", rc->rank, c->peer);
 		CHECK(c->tag == got, "message %d arrived as number %d", c->tag, got);
-		CHECK(check_pattern(c->data, c->len, (uint32_t)c->tag) == 0, "payload of %d", c->tag);
+		CHECK(check_pattern(c->data, c->len, (uint32_t)c->tag) == 0, "payload of %d",
+		      c->tag);
 		got++;
 		break;
 	case SCTPT_CQE_SEND:
@@ -80,8 +81,8 @@ static int body(struct rank_ctx *rc)
 	for (int r = 1; r <= 2; r++) {
 		CHECK(closed[r] == 1, "PEER_CLOSED of rank %d seen %d times", r, closed[r]);
 		CHECK(lost[r] == 0, "the orderly close of rank %d was reported as a loss", r);
-		CHECK(sctpt_peer_state(rc->ep, rc->peer[r]) == SCTPT_PEER_CLOSED, "state of rank %d",
-		      r);
+		CHECK(sctpt_peer_state(rc->ep, rc->peer[r]) == SCTPT_PEER_CLOSED,
+		      "state of rank %d", r);
 	}
 	char b = 0;
 	struct iovec iov = {&b, 1};

@@ -108,8 +108,8 @@ static int body(struct rank_ctx *rc)
 	for (int i = 0; i < NSENDS; i++) {
 		struct send_rec *s = &sends[i];
 		if (s->rc != 0) {
-			CHECK(s->completions == 0, "send %d returned %d and completed %d time(s)", i,
-			      s->rc, s->completions);
+			CHECK(s->completions == 0, "send %d returned %d, completed %d time(s)",
+			      i, s->rc, s->completions);
 			continue;
 		}
 		queued++;
