@@ -170,6 +170,7 @@ static const struct sctpt_backend null_backend = {
 	.tx_begin = null_tx,
 	.tx_end = null_tx,
 	.input = null_input,
+	.events = null_input,
 	.recv = null_recv,
 	.rail_held = null_rail_held,
 	.rail_info = null_rail_info,
@@ -363,6 +364,7 @@ static int progress_locked(struct sctpt_ep *ep)
 {
 	int n = ep->be->input(ep);
 	n += sctpt_receive(ep);
+	n += ep->be->events(ep);
 	sctpt_report_paths(ep);
 	if (ep->tx_peers || ep->rail_peers) {
 		for (int i = 0; i < ep->npeers; i++) {
@@ -450,6 +452,8 @@ static int unacked(struct sctpt_ep *ep)
 {
 	LOCK(ep);
 	int n = ep->be->unacked(ep);
+	for (int i = 0; i < ep->npeers; i++) /* a CLOSE waiting for its association */
+		n += ep->peers[i]->close_sent && ep->peers[i]->state == SCTPT_PEER_CONNECTING;
 	UNLOCK(ep);
 	return n;
 }

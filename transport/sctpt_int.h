@@ -339,8 +339,11 @@ struct sctpt_backend {
 	/* Brackets (nesting, per thread) around bursts of sends: packets leave in batches. */
 	void (*tx_begin)(struct sctpt_ep *ep);
 	void (*tx_end)(struct sctpt_ep *ep);
-	/* Packets in, timers, notifications; returns how many things it handled. */
+	/* Packets in and timers; returns how many things it handled. */
 	int (*input)(struct sctpt_ep *ep);
+	/* Association notifications, once what arrived with them is read (a peer's CLOSE
+	 * before the ABORT that ends its association); returns how many. */
+	int (*events)(struct sctpt_ep *ep);
 	/* Reads received messages: bytes, -EAGAIN, or < 0; *eor when the message ended. */
 	int (*recv)(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
 		    uint16_t *stream, int *eor);

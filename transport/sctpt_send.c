@@ -284,13 +284,26 @@ int sctpt_pending(struct sctpt_ep *ep, sctpt_peer_t id)
 	return r;
 }
 
-/* Queues our CLOSE (stream 0) to every peer we have sent to. */
+/* The peer has an association to us: it sent, or meant to. */
+static int heard_from(const struct sctpt_peer *p)
+{
+	int heard = p->assoc_in != 0;
+	for (int i = 0; i < p->nrails; i++)
+		heard |= p->rails[i].assoc_in != 0;
+	return heard;
+}
+
+/* Queues our CLOSE (stream 0) to every peer we have sent to or heard from: one that only
+ * ever sent to us would otherwise take our leaving for a loss. */
 void sctpt_send_close(struct sctpt_ep *ep)
 {
 	LOCK(ep);
 	for (int i = 0; i < ep->npeers; i++) {
 		struct sctpt_peer *p = ep->peers[i];
 		struct sctpt_txmsg *m;
+		if (p->state == SCTPT_PEER_IDLE && !p->anonymous && heard_from(p) &&
+		    sendable(ep, p) != 0)
+			continue;
 		if ((p->state != SCTPT_PEER_UP && p->state != SCTPT_PEER_CONNECTING) ||
 		    !(m = sctpt_txmsg_get(ep)))
 			continue;

@@ -678,7 +678,6 @@ static int us_input(struct sctpt_ep *ep)
 	/* timers after the input: a retransmission timer must not fire for data whose SACK
 	 * is waiting in the socket while the caller was busy elsewhere */
 	run_timers();
-	count += us_events(ep);
 	sctpt_udp_tx_end();
 	return count;
 }
@@ -785,6 +784,7 @@ const struct sctpt_backend sctpt_backend_usrsctp = {
 	.tx_begin = tx_begin,
 	.tx_end = tx_end,
 	.input = us_input,
+	.events = us_events,
 	.recv = us_recv,
 	.rail_held = us_rail_held,
 	.rail_info = us_rail_info,

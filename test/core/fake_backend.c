@@ -203,6 +203,12 @@ static int f_input(struct sctpt_ep *ep)
 	return n;
 }
 
+static int f_wait0(struct sctpt_ep *ep)
+{
+	(void)ep;
+	return 0;
+}
+
 static int f_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
 		  uint16_t *stream, int *eor)
 {
@@ -278,6 +284,7 @@ static const struct sctpt_backend fake = {
 	.tx_begin = f_tx,
 	.tx_end = f_tx,
 	.input = f_input,
+	.events = f_wait0,
 	.recv = f_recv,
 	.rail_held = f_rail_held,
 	.rail_info = f_rail_info,
