@@ -104,11 +104,19 @@ void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const str
 	ent_queue(ep, e, hid);
 }
 
-void sctpt_cq_send(struct sctpt_ep *ep, uint32_t context, void *cookie, int status)
+struct sctpt_cqent *sctpt_cq_reserve(struct sctpt_ep *ep)
 {
-	struct sctpt_cqent *e = ent_get(ep);
-	if (!e)
-		return; /* out of memory for 1 KiB: the caller's request stays incomplete */
+	return ent_get(ep);
+}
+
+void sctpt_cq_drop(struct sctpt_ep *ep, struct sctpt_cqent *e)
+{
+	ent_put(ep, e);
+}
+
+void sctpt_cq_send(struct sctpt_ep *ep, struct sctpt_cqent *e, uint32_t context, void *cookie,
+		   int status)
+{
 	e->c.kind = SCTPT_CQE_SEND;
 	e->c.status = status;
 	e->c.peer = -1;
@@ -140,6 +148,7 @@ void sctpt_cq_event(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_p
 int sctpt_cq_dispatch(struct sctpt_ep *ep)
 {
 	struct sctpt_cqent *batch[DISPATCH_BATCH];
+	struct sctpt_handler h[DISPATCH_BATCH];
 	int count = 0;
 	if (!ep->ndone || pthread_mutex_trylock(&ep->dispatch) != 0)
 		return 0; /* nothing, or another thread (or this one, further out) is at it */
@@ -147,19 +156,21 @@ int sctpt_cq_dispatch(struct sctpt_ep *ep)
 		int n = 0;
 		LOCK(ep);
 		while (n < DISPATCH_BATCH && !STAILQ_EMPTY(&ep->done)) {
-			batch[n++] = STAILQ_FIRST(&ep->done);
+			struct sctpt_cqent *e = STAILQ_FIRST(&ep->done);
+			const struct sctpt_hslot *s = &ep->handlers[e->handler];
 			STAILQ_REMOVE_HEAD(&ep->done, link);
 			ep->ndone--;
+			/* the handler as it is now: one removed meanwhile gets nothing more */
+			h[n].complete = s->used ? s->h.complete : NULL;
+			h[n].arg = s->h.arg;
+			batch[n++] = e;
 		}
 		UNLOCK(ep);
 		if (!n)
 			break;
-		for (int i = 0; i < n; i++) {
-			/* a handler removed meanwhile gets nothing more */
-			struct sctpt_hslot *s = &ep->handlers[batch[i]->handler];
-			if (s->used && s->h.complete)
-				s->h.complete(s->h.arg, &batch[i]->c);
-		}
+		for (int i = 0; i < n; i++)
+			if (h[i].complete)
+				h[i].complete(h[i].arg, &batch[i]->c);
 		LOCK(ep);
 		for (int i = 0; i < n; i++)
 			ent_put(ep, batch[i]);

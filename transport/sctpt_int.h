@@ -61,7 +61,7 @@ struct sctpt_txmsg {
 	struct iovec *iov;
 	struct iovec iov_inline[4];
 	void *cookie;
-	int internal;              /* ours (CLOSE): no send_done */
+	struct sctpt_cqent *done;  /* its completion, taken when it was queued (NULL: ours) */
 };
 
 STAILQ_HEAD(sctpt_txq, sctpt_txmsg);
@@ -270,7 +270,12 @@ int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context);
 void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
 		   uint16_t stream, const uint8_t *data, size_t len, void *cookie,
 		   struct sctpt_rxbuf *rxb, void *owned, int status);
-void sctpt_cq_send(struct sctpt_ep *ep, uint32_t context, void *cookie, int status);
+/* A send's completion entry is taken when the send is queued, so that it cannot fail to
+ * complete later for want of memory; sctpt_cq_send queues it, sctpt_cq_drop returns it. */
+struct sctpt_cqent *sctpt_cq_reserve(struct sctpt_ep *ep);
+void sctpt_cq_send(struct sctpt_ep *ep, struct sctpt_cqent *e, uint32_t context, void *cookie,
+		   int status);
+void sctpt_cq_drop(struct sctpt_ep *ep, struct sctpt_cqent *e);
 void sctpt_cq_event(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_peer *p, int err,
 		    int path, const char *what);
 /* Hands queued entries to their handlers; called without the lock. */

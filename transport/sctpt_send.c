@@ -15,14 +15,17 @@ static void txmsg_release(struct sctpt_ep *ep, struct sctpt_txmsg *m)
 {
 	if (m->iov != m->iov_inline)
 		free(m->iov);
+	if (m->done)
+		sctpt_cq_drop(ep, m->done);
 	sctpt_txmsg_put(ep, m);
 }
 
 /* m left its queue: its one completion (none for the core's own messages). */
 static void tx_finish(struct sctpt_ep *ep, struct sctpt_txmsg *m, int status)
 {
-	if (!m->internal)
-		sctpt_cq_send(ep, m->hdr.context, m->cookie, status);
+	if (m->done)
+		sctpt_cq_send(ep, m->done, m->hdr.context, m->cookie, status);
+	m->done = NULL;
 	txmsg_release(ep, m);
 }
 
@@ -223,10 +226,12 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	}
 	if ((rc = sendable(ep, p)) != 0)
 		goto out;
-	if (!(m = sctpt_txmsg_get(ep)) ||
+	if (!(m = sctpt_txmsg_get(ep)) || !(m->done = sctpt_cq_reserve(ep)) ||
 	    !(m->iov = iovcnt <= 4 ? m->iov_inline : malloc((size_t)iovcnt * sizeof(*iov)))) {
-		if (m)
-			sctpt_txmsg_put(ep, m);
+		if (m) {
+			m->iov = m->iov_inline;
+			txmsg_release(ep, m);
+		}
 		rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
 		goto out;
 	}
@@ -307,7 +312,6 @@ void sctpt_send_close(struct sctpt_ep *ep)
 		if ((p->state != SCTPT_PEER_UP && p->state != SCTPT_PEER_CONNECTING) ||
 		    !(m = sctpt_txmsg_get(ep)))
 			continue;
-		m->internal = 1;
 		p->close_sent = 1;
 		m->iov = m->iov_inline;
 		m->hdr.version = SCTPT_PROTO_VERSION;
