@@ -25,8 +25,8 @@ struct rank_ctx {
 		}                                                                     \
 	} while (0)
 
-/* Runs body in size forked ranks, each with an endpoint configured by cfg (its ops.arg is
- * replaced by the rank's rank_ctx). Returns 0 if every rank exited 0 within seconds. */
+/* Runs body in size forked ranks, each with an endpoint configured by cfg (its ops.arg and
+ * handler.arg are replaced by the rank's rank_ctx). Returns 0 if every rank exited 0 within seconds. */
 int harness_run(int size, int seconds, struct sctpt_config *cfg, int (*body)(struct rank_ctx *));
 void harness_barrier(struct rank_ctx *rc);
 /* A rank that is meant to die by SIGKILL (peer-death tests); -1: none. */
