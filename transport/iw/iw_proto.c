@@ -3,22 +3,7 @@
 
 #include "iw_proto.h"
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v;
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32)); put32(p + 4, (uint32_t)v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
+#include "common/sm_bytes.h"
 
 static int op_valid(unsigned op)
 {
@@ -38,13 +23,13 @@ int iw_hdr_encode(const struct iw_hdr *h, uint8_t *buf, size_t len)
 		return -EINVAL;
 	buf[0] = (h->tagged ? IW_DDP_T : 0) | (h->last ? IW_DDP_L : 0) | IW_DDP_VERSION;
 	buf[1] = IW_RDMAP_VERSION << 6 | h->opcode;
-	put32(buf + 2, h->stag);
+	sm_put_be32(buf + 2, h->stag);
 	if (h->tagged) {
-		put64(buf + 6, h->to);
+		sm_put_be64(buf + 6, h->to);
 	} else {
-		put32(buf + 6, h->qn);
-		put32(buf + 10, h->msn);
-		put32(buf + 14, h->mo);
+		sm_put_be32(buf + 6, h->qn);
+		sm_put_be32(buf + 10, h->msn);
+		sm_put_be32(buf + 14, h->mo);
 	}
 	return (int)need;
 }
@@ -64,15 +49,15 @@ int iw_hdr_decode(struct iw_hdr *h, const uint8_t *buf, size_t len)
 	size_t need = h->tagged ? IW_TAGGED_HLEN : IW_UNTAGGED_HLEN;
 	if (len < need)
 		return -EPROTO;
-	h->stag = get32(buf + 2);
+	h->stag = sm_get_be32(buf + 2);
 	h->to = 0;
 	h->qn = h->msn = h->mo = 0;
 	if (h->tagged) {
-		h->to = get64(buf + 6);
+		h->to = sm_get_be64(buf + 6);
 	} else {
-		h->qn = get32(buf + 6);
-		h->msn = get32(buf + 10);
-		h->mo = get32(buf + 14);
+		h->qn = sm_get_be32(buf + 6);
+		h->msn = sm_get_be32(buf + 10);
+		h->mo = sm_get_be32(buf + 14);
 		if (h->qn > IW_QN_ATOMIC)
 			return -EPROTO;
 	}
@@ -83,11 +68,11 @@ int iw_read_req_encode(const struct iw_read_req *r, uint8_t *buf, size_t len)
 {
 	if (len < IW_READ_REQ_LEN)
 		return -EINVAL;
-	put32(buf, r->sink_stag);
-	put64(buf + 4, r->sink_to);
-	put32(buf + 12, r->size);
-	put32(buf + 16, r->src_stag);
-	put64(buf + 20, r->src_to);
+	sm_put_be32(buf, r->sink_stag);
+	sm_put_be64(buf + 4, r->sink_to);
+	sm_put_be32(buf + 12, r->size);
+	sm_put_be32(buf + 16, r->src_stag);
+	sm_put_be64(buf + 20, r->src_to);
 	return IW_READ_REQ_LEN;
 }
 
@@ -95,11 +80,11 @@ int iw_read_req_decode(struct iw_read_req *r, const uint8_t *buf, size_t len)
 {
 	if (len < IW_READ_REQ_LEN)
 		return -EPROTO;
-	r->sink_stag = get32(buf);
-	r->sink_to = get64(buf + 4);
-	r->size = get32(buf + 12);
-	r->src_stag = get32(buf + 16);
-	r->src_to = get64(buf + 20);
+	r->sink_stag = sm_get_be32(buf);
+	r->sink_to = sm_get_be64(buf + 4);
+	r->size = sm_get_be32(buf + 12);
+	r->src_stag = sm_get_be32(buf + 16);
+	r->src_to = sm_get_be64(buf + 20);
 	return IW_READ_REQ_LEN;
 }
 
@@ -131,14 +116,14 @@ int iw_atomic_req_encode(const struct iw_atomic_req *a, uint8_t *buf, size_t len
 {
 	if (len < IW_ATOMIC_REQ_LEN || a->op > IW_ATOMIC_CSWAP)
 		return -EINVAL;
-	put32(buf, a->op);
-	put32(buf + 4, a->req_id);
-	put32(buf + 8, a->stag);
-	put64(buf + 12, a->to);
-	put64(buf + 20, a->add_swap);
-	put64(buf + 28, a->add_swap_mask);
-	put64(buf + 36, a->cmp);
-	put64(buf + 44, a->cmp_mask);
+	sm_put_be32(buf, a->op);
+	sm_put_be32(buf + 4, a->req_id);
+	sm_put_be32(buf + 8, a->stag);
+	sm_put_be64(buf + 12, a->to);
+	sm_put_be64(buf + 20, a->add_swap);
+	sm_put_be64(buf + 28, a->add_swap_mask);
+	sm_put_be64(buf + 36, a->cmp);
+	sm_put_be64(buf + 44, a->cmp_mask);
 	return IW_ATOMIC_REQ_LEN;
 }
 
@@ -146,17 +131,17 @@ int iw_atomic_req_decode(struct iw_atomic_req *a, const uint8_t *buf, size_t len
 {
 	if (len < IW_ATOMIC_REQ_LEN)
 		return -EPROTO;
-	uint32_t w = get32(buf);
+	uint32_t w = sm_get_be32(buf);
 	if (w > IW_ATOMIC_CSWAP)
 		return -EPROTO;
 	a->op = (uint8_t)w;
-	a->req_id = get32(buf + 4);
-	a->stag = get32(buf + 8);
-	a->to = get64(buf + 12);
-	a->add_swap = get64(buf + 20);
-	a->add_swap_mask = get64(buf + 28);
-	a->cmp = get64(buf + 36);
-	a->cmp_mask = get64(buf + 44);
+	a->req_id = sm_get_be32(buf + 4);
+	a->stag = sm_get_be32(buf + 8);
+	a->to = sm_get_be64(buf + 12);
+	a->add_swap = sm_get_be64(buf + 20);
+	a->add_swap_mask = sm_get_be64(buf + 28);
+	a->cmp = sm_get_be64(buf + 36);
+	a->cmp_mask = sm_get_be64(buf + 44);
 	return IW_ATOMIC_REQ_LEN;
 }
 
@@ -164,8 +149,8 @@ int iw_atomic_resp_encode(const struct iw_atomic_resp *a, uint8_t *buf, size_t l
 {
 	if (len < IW_ATOMIC_RESP_LEN)
 		return -EINVAL;
-	put32(buf, a->req_id);
-	put64(buf + 4, a->orig);
+	sm_put_be32(buf, a->req_id);
+	sm_put_be64(buf + 4, a->orig);
 	return IW_ATOMIC_RESP_LEN;
 }
 
@@ -173,7 +158,7 @@ int iw_atomic_resp_decode(struct iw_atomic_resp *a, const uint8_t *buf, size_t l
 {
 	if (len < IW_ATOMIC_RESP_LEN)
 		return -EPROTO;
-	a->req_id = get32(buf);
-	a->orig = get64(buf + 4);
+	a->req_id = sm_get_be32(buf);
+	a->orig = sm_get_be64(buf + 4);
 	return IW_ATOMIC_RESP_LEN;
 }
