@@ -80,7 +80,7 @@ STAILQ_HEAD(sctpt_rfragq, sctpt_rfrag);
 /* A receive staging buffer (envelope + one fragment: ep->buf_len bytes), from the endpoint's
  * pool: a message read whole into it is handed on with it, not copied out. */
 struct sctpt_rxbuf {
-	SLIST_ENTRY(sctpt_rxbuf) link;
+	void *pool_link; /* room for the free list's link while it is free */
 	uint8_t data[];
 };
 

@@ -238,12 +238,6 @@ const char *sctpt_peer_name(struct sctpt_ep *ep, sctpt_peer_t id, char *buf, siz
 
 /* ---- what happens to peers ---- */
 
-static void emit(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_peer *p, int err,
-		 int path, const char *what)
-{
-	sctpt_cq_event(ep, t, p, err, path, what);
-}
-
 void sctpt_peer_fail(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
 {
 	if (p->state == SCTPT_PEER_FAILED)
@@ -258,7 +252,7 @@ void sctpt_peer_fail(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
 	char what[SCTPT_CARD_MAX + 64];
 	snprintf(what, sizeof(what), "peer %s lost: %s", p->card, strerror(-err));
 	sctpt_err(err, "%s", what);
-	emit(ep, SCTPT_EV_ASSOC_DOWN, p, err, -1, what);
+	sctpt_cq_event(ep, SCTPT_EV_ASSOC_DOWN, p, err, -1, what);
 }
 
 /* The peer said CLOSE: whatever it sent has arrived or is arriving; nothing more will. */
@@ -270,7 +264,7 @@ void sctpt_peer_closed(struct sctpt_ep *ep, struct sctpt_peer *p)
 	p->state = SCTPT_PEER_CLOSED;
 	p->error = -EPIPE;
 	snprintf(what, sizeof(what), "peer %s closed its endpoint", p->card);
-	emit(ep, SCTPT_EV_PEER_CLOSED, p, 0, -1, what);
+	sctpt_cq_event(ep, SCTPT_EV_PEER_CLOSED, p, 0, -1, what);
 }
 
 void sctpt_on_assoc(struct sctpt_ep *ep, struct sctpt_peer *p, enum sctpt_event_type t, int err)
@@ -281,11 +275,11 @@ void sctpt_on_assoc(struct sctpt_ep *ep, struct sctpt_peer *p, enum sctpt_event_
 		if (p->state == SCTPT_PEER_CONNECTING || p->state == SCTPT_PEER_IDLE)
 			p->state = p->assoc_out ? SCTPT_PEER_UP : p->state;
 		snprintf(what, sizeof(what), "peer %s up", p->card);
-		emit(ep, t, p, 0, -1, what);
+		sctpt_cq_event(ep, t, p, 0, -1, what);
 		break;
 	case SCTPT_EV_ASSOC_RESTART:
 		snprintf(what, sizeof(what), "peer %s restarted", p->card);
-		emit(ep, t, p, 0, -1, what);
+		sctpt_cq_event(ep, t, p, 0, -1, what);
 		break;
 	case SCTPT_EV_ASSOC_DOWN:
 		sctpt_peer_fail(ep, p, err);
@@ -305,7 +299,7 @@ void sctpt_on_path(struct sctpt_ep *ep, struct sctpt_path *path, enum sctpt_even
 	snprintf(what, sizeof(what), "path %s -> %s to peer %d %s%s%s", l, r, p->id,
 		 t == SCTPT_EV_PATH_UP ? "up" : t == SCTPT_EV_PATH_DOWN ? "down" : "primary",
 		 t == SCTPT_EV_PATH_DOWN && e ? ": " : "", t == SCTPT_EV_PATH_DOWN && e ? strerror(e) : "");
-	emit(ep, t, p, 0, path->index, what);
+	sctpt_cq_event(ep, t, p, 0, path->index, what);
 }
 
 void sctpt_on_send_failed(struct sctpt_ep *ep, struct sctpt_peer *p, int err)

@@ -82,7 +82,8 @@ static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctp
 	sctpt_cq_recv(ep, hid, p, h, stream, data, len, cookie, rxb, owned, 0);
 }
 
-/* A held message: keeps the staging buffer it is in, or a copy. */
+/* A held message: keeps the staging buffer it is in, or a copy of a small one (as
+ * deliver() does, a staging buffer goes with messages only where that saves a copy). */
 static struct sctpt_rxmsg *hold_stage(struct sctpt_ep *ep, const struct sctpt_hdr *h,
 				      uint16_t stream, const uint8_t *data)
 {
@@ -90,7 +91,7 @@ static struct sctpt_rxmsg *hold_stage(struct sctpt_ep *ep, const struct sctpt_hd
 	struct sctpt_rxmsg *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	if (take_stage(ep, &r->rxb) == 0) {
+	if (len > SCTPT_CQE_INLINE && take_stage(ep, &r->rxb) == 0) {
 		r->buf = (uint8_t *)data; /* in r->rxb now */
 	} else if ((r->owned = malloc(len ? len : 1))) {
 		r->buf = r->owned;

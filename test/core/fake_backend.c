@@ -203,7 +203,7 @@ static int f_input(struct sctpt_ep *ep)
 	return n;
 }
 
-static int f_wait0(struct sctpt_ep *ep)
+static int f_events(struct sctpt_ep *ep)
 {
 	(void)ep;
 	return 0;
@@ -284,7 +284,7 @@ static const struct sctpt_backend fake = {
 	.tx_begin = f_tx,
 	.tx_end = f_tx,
 	.input = f_input,
-	.events = f_wait0,
+	.events = f_events,
 	.recv = f_recv,
 	.rail_held = f_rail_held,
 	.rail_info = f_rail_info,
