@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
 # The main job: the transports measured against their baselines, in one run.
-#   scripts/main-job.sh BUILD_DIR
-# 1. the SCTP core against plain TCP sockets (latency and bandwidth, two processes);
-# 2. Open MPI over our BTL (btl self,sctp) against Open MPI's btl tcp, when the BTL is built.
+#   scripts/main-job.sh [BUILD_DIR]
+# 1. the SCTP core against plain TCP sockets: latency, bandwidth and bidirectional bandwidth
+#    in the OSU pattern, both sides busy-polling (benchmarks/core/sctpt_bench);
+# 2. Open MPI over btl sctp against the core alone and btl tcp (benchmarks/btl/compare.sh):
+#    tables with ratios, a summary of the goals and btl_compare.png;
+# 3. MPI one-sided, osc rdma over btl sctp against osc pt2pt over btl sctp and btl tcp
+#    (benchmarks/btl/osc_compare.sh): tables with ratios and osc_compare.png.
+# QUICK=1 runs OSU's iteration counts x0.1; REPS (default 3) runs per stack and test.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/_build/gcc}" && pwd)
-echo "== SCTP core vs TCP sockets (loopback, one-way latency and streaming bandwidth)"
-bash "$top/benchmarks/core/run.sh" "$build" --wait
-if [ -f "$build/ompi-btl/.libs/mca_btl_sctp.so" ] && [ -x "$top/benchmarks/btl/compare.sh" ]; then
+status=0
+scale=()
+[ "${QUICK:-0}" = 1 ] && scale=(--quick)
+echo "== SCTP core vs TCP sockets (loopback, OSU pattern, both busy-poll)"
+bash "$top/benchmarks/core/run.sh" "$build" "${scale[@]}" || status=1
+if [ -f "$build/ompi-btl/.libs/mca_btl_sctp.so" ]; then
 	echo
-	echo "== Open MPI: btl sctp vs btl tcp"
-	bash "$top/benchmarks/btl/compare.sh" "$build"
+	echo "== Open MPI: btl sctp vs the core alone vs btl tcp"
+	bash "$top/benchmarks/btl/compare.sh" "$build" || status=1
+	echo
+	echo "== MPI one-sided: osc rdma over btl sctp vs osc pt2pt"
+	bash "$top/benchmarks/btl/osc_compare.sh" "$build" || status=1
 fi
+exit $status

@@ -1,39 +1,39 @@
-/* MPI_Allreduce latency (osu_allreduce) over all ranks: median time per call in
- * microseconds, averaged over the ranks. */
+/*
+ * osu_allreduce: MPI_Allreduce (MPI_FLOAT, MPI_SUM) over all ranks, 4 B..4 MiB; the average
+ * time per call over LOOP calls after SKIP warm-up calls (1000/100, and 100/10 above 8 KiB),
+ * averaged over the ranks, in microseconds.
+ */
 #include "bench_common.h"
 
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
-	int rank;
+	int rank, np;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	bench_parse(argc, argv, &o, 1 << 20);
-	if (o.min < sizeof(float))
-		o.min = sizeof(float);
-	float *s = bench_buf(o.max), *r = bench_buf(o.max);
+	MPI_Comm_size(MPI_COMM_WORLD, &np);
+	bench_parse(argc, argv, &o, 1000, 100, 100, 10);
+	float *s = bench_buf(o.max, 0), *r = bench_buf(o.max, 0);
 	if (0 == rank)
 		printf("# allreduce us\n");
-	for (size_t size = o.min; size <= o.max; size *= 4) {
-		int iters = bench_iters(&o, size), count = (int)(size / sizeof(float));
-		double *tv = malloc(sizeof(double) * (size_t)iters), t, sum;
+	for (size_t size = sizeof(float); size <= o.max; size *= 2) {
+		int loop = bench_loop(&o, size), skip = bench_skip(&o, size);
+		int count = (int)(size / sizeof(float));
+		double t0 = 0, t, sum;
+
 		MPI_Barrier(MPI_COMM_WORLD);
-		for (int i = 0; i < iters + o.skip; i++) {
-			double t0 = MPI_Wtime();
+		for (int i = 0; i < loop + skip; i++) {
+			if (i == skip)
+				t0 = MPI_Wtime();
 			MPI_Allreduce(s, r, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-			if (i >= o.skip)
-				tv[i - o.skip] = MPI_Wtime() - t0;
 		}
-		t = bench_median(tv, iters) * 1e6;
-		free(tv);
+		t = (MPI_Wtime() - t0) * 1e6 / loop;
 		MPI_Reduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 		if (0 == rank) {
-			int np;
-			MPI_Comm_size(MPI_COMM_WORLD, &np);
 			printf("%zu %.2f\n", size, sum / np);
+			fflush(stdout);
 		}
-		fflush(stdout);
 	}
 	free(s);
 	free(r);

@@ -1,6 +1,11 @@
 /*
- * Unidirectional (osu_bw) or, with BIDIR, bidirectional (osu_bibw) bandwidth between ranks 0
- * and 1: windows of non-blocking sends, acknowledged per window. MB/s (10^6 bytes).
+ * osu_bw, or with BIDIR osu_bibw, between ranks 0 and 1, 1 B..4 MiB, MB/s (10^6 bytes):
+ * bw: rank 0 posts a window of 64 MPI_Isend, waits for them and for a 4-byte ack that rank 1
+ *     sends once its 64 MPI_Irecv completed;
+ * bibw: both ranks post 64 MPI_Irecv, then 64 MPI_Isend, and wait for all 128 (both
+ *     directions counted).
+ * LOOP windows after SKIP warm-up windows (100/10, and 20/2 above 8 KiB); total bytes over
+ * the total time of the LOOP.
  */
 #include "bench_common.h"
 
@@ -15,44 +20,48 @@ int main(int argc, char **argv)
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	bench_parse(argc, argv, &o, 4 << 20);
-	MPI_Request *rq = malloc(sizeof(MPI_Request) * 2 * (size_t)o.window);
-	char *sbuf = bench_buf(o.max), *rbuf = bench_buf(o.max);
+	bench_parse(argc, argv, &o, 100, 20, 10, 2);
+	MPI_Request rq[2 * BENCH_WINDOW];
+	char *sbuf = bench_buf(o.max, 'a'), *rbuf = bench_buf(o.max, 'b');
 	if (0 == rank)
 		printf("# %s MB/s\n", BIDIR ? "bibw" : "bw");
-	for (size_t size = o.min; size <= o.max; size *= 4) {
-		int iters = bench_iters(&o, size) / 4 + 3, n;
-		double *t = malloc(sizeof(double) * (size_t)iters);
+	for (size_t size = 1; size <= o.max; size *= 2) {
+		int loop = bench_loop(&o, size), skip = bench_skip(&o, size);
+		int peer = 1 - rank;
+		double t0 = 0;
+
 		MPI_Barrier(MPI_COMM_WORLD);
-		for (int i = 0; i < iters + 2; i++) {
-			double t0 = MPI_Wtime();
-			n = 0;
-			if (rank <= 1) {
-				int peer = 1 - rank;
-				if (0 == rank || BIDIR)
-					for (int w = 0; w < o.window; w++)
-						MPI_Isend(sbuf, (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &rq[n++]);
-				if (1 == rank || BIDIR)
-					for (int w = 0; w < o.window; w++)
-						MPI_Irecv(rbuf, (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &rq[n++]);
-				MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
-				if (0 == rank)
-					MPI_Recv(rbuf, 0, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				else
-					MPI_Send(sbuf, 0, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
-			}
-			if (i >= 2)
-				t[i - 2] = MPI_Wtime() - t0;
+		for (int i = 0; rank <= 1 && i < loop + skip; i++) {
+			int n = 0;
+
+			if (i == skip)
+				t0 = MPI_Wtime();
+			if (BIDIR || 1 == rank)
+				for (int w = 0; w < BENCH_WINDOW; w++)
+					MPI_Irecv(rbuf, (int)size, MPI_CHAR, peer, 100, MPI_COMM_WORLD,
+						  &rq[n++]);
+			if (BIDIR || 0 == rank)
+				for (int w = 0; w < BENCH_WINDOW; w++)
+					MPI_Isend(sbuf, (int)size, MPI_CHAR, peer, 100, MPI_COMM_WORLD,
+						  &rq[n++]);
+			MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+			if (BIDIR)
+				continue;
+			if (0 == rank)
+				MPI_Recv(rbuf, 4, MPI_CHAR, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			else
+				MPI_Send(sbuf, 4, MPI_CHAR, 0, 101, MPI_COMM_WORLD);
 		}
-		if (0 == rank)
+		if (0 == rank) {
+			double t = MPI_Wtime() - t0;
+
 			printf("%zu %.2f\n", size,
-			       (BIDIR ? 2.0 : 1.0) * (double)size * o.window / bench_median(t, iters) / 1e6);
-		fflush(stdout);
-		free(t);
+			       (BIDIR ? 2.0 : 1.0) * (double)size * BENCH_WINDOW * loop / t / 1e6);
+			fflush(stdout);
+		}
 	}
 	free(sbuf);
 	free(rbuf);
-	free(rq);
 	MPI_Finalize();
 	return 0;
 }

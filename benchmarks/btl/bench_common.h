@@ -1,9 +1,12 @@
 /*
- * OSU-style micro-benchmarks for comparing BTLs: shared options and output. Each program
- * prints "# <test> <unit>" then one "<size> <value>" line per message size on rank 0.
- * Times are medians over iterations (latency, allreduce) or over windows (bandwidth, rate).
- * Options: -m MAX (largest size, bytes), -i ITERS (iterations at small sizes; large sizes use
- * fewer), -w WINDOW (messages in flight for bandwidth/rate tests).
+ * MPI micro-benchmarks that follow the OSU Micro-Benchmarks (OMB 5.x) methodology, so that
+ * their numbers compare with published OSU results: message sizes double from 1 B (0 B for
+ * latency) to 4 MiB; "large" messages are those above 8 KiB; the first SKIP iterations are a
+ * warm-up and the time of the LOOP that follows is averaged. Each program prints
+ * "# <test> <unit>" and then "<size> <value>" per size on rank 0.
+ *
+ * Options: -m MAX (largest size), -q F (multiply every iteration count by F, for quick runs;
+ * 1 is OSU's own counts), -i LOOP / -I LOOP_LARGE / -x SKIP / -X SKIP_LARGE (override them).
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -14,63 +17,73 @@
 #include <string.h>
 #include <unistd.h>
 
+#define BENCH_MAX_SIZE (4u << 20)
+#define BENCH_LARGE 8192 /* OSU's LARGE_MESSAGE_SIZE */
+#define BENCH_WINDOW 64  /* osu_bw, osu_bibw, osu_mbw_mr */
+
 struct bench_opts {
-	size_t min, max;
-	int iters, window, skip;
+	size_t max;
+	int loop, loop_large, skip, skip_large;
+	const char *sync; /* one-sided: lock, flush, fence */
 };
 
-static inline void bench_parse(int argc, char **argv, struct bench_opts *o, size_t max)
+/* OSU's counts for this kind of test, then the options. */
+static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int loop,
+			       int loop_large, int skip, int skip_large)
 {
+	double q = 1;
 	int c;
 
-	o->min = 1;
-	o->max = max;
-	o->iters = 200;
-	o->window = 64;
-	o->skip = 10;
-	while ((c = getopt(argc, argv, "n:m:i:w:")) != -1) {
+	o->max = BENCH_MAX_SIZE;
+	o->sync = NULL;
+	o->loop = o->loop_large = o->skip = o->skip_large = -1;
+	while ((c = getopt(argc, argv, "m:q:i:I:x:X:s:")) != -1) {
 		switch (c) {
-		case 'n': o->min = strtoul(optarg, NULL, 0); break;
 		case 'm': o->max = strtoul(optarg, NULL, 0); break;
-		case 'i': o->iters = atoi(optarg); break;
-		case 'w': o->window = atoi(optarg); break;
+		case 'q': q = strtod(optarg, NULL); break;
+		case 'i': o->loop = atoi(optarg); break;
+		case 'I': o->loop_large = atoi(optarg); break;
+		case 'x': o->skip = atoi(optarg); break;
+		case 'X': o->skip_large = atoi(optarg); break;
+		case 's': o->sync = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s [-n min] [-m max] [-i iters] [-w window]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-m max] [-q scale] [-i loop] [-I loop_large] "
+				"[-x skip] [-X skip_large] [-s sync]\n", argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
+#define BENCH_SCALED(v, d) ((v) >= 0 ? (v) : (int)((d) * q) > 0 ? (int)((d) * q) : 1)
+	o->loop = BENCH_SCALED(o->loop, loop);
+	o->loop_large = BENCH_SCALED(o->loop_large, loop_large);
+	o->skip = BENCH_SCALED(o->skip, skip);
+	o->skip_large = BENCH_SCALED(o->skip_large, skip_large);
+#undef BENCH_SCALED
 }
 
-/* Fewer iterations for large messages so every size takes about the same time. */
-static inline int bench_iters(const struct bench_opts *o, size_t size)
+static inline int bench_loop(const struct bench_opts *o, size_t size)
 {
-	int it = o->iters;
-	if (size > 8192)
-		it = (int)(it * 8192.0 / (double)size) + 2;
-	return it < 4 ? 4 : it;
+	return size > BENCH_LARGE ? o->loop_large : o->loop;
 }
 
-static inline void *bench_buf(size_t n)
+static inline int bench_skip(const struct bench_opts *o, size_t size)
+{
+	return size > BENCH_LARGE ? o->skip_large : o->skip;
+}
+
+/* The next size: 0, 1, 2, 4, ... */
+static inline size_t bench_next(size_t size)
+{
+	return size ? size * 2 : 1;
+}
+
+static inline void *bench_buf(size_t n, int fill)
 {
 	void *p = NULL;
+
 	if (posix_memalign(&p, 4096, n ? n : 1))
 		MPI_Abort(MPI_COMM_WORLD, 2);
-	memset(p, 'a', n ? n : 1);
+	memset(p, fill, n ? n : 1);
 	return p;
-}
-
-static int bench_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Median of n samples (sorts them). The machines these run on are often shared: the median
- * ignores the iterations that lost the CPU to someone else. */
-static inline double bench_median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 #endif

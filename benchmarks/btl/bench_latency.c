@@ -1,5 +1,8 @@
-/* Ping-pong latency between ranks 0 and 1 (osu_latency): one-way time in microseconds
- * (half the median round trip). */
+/*
+ * osu_latency: ping-pong between ranks 0 and 1 with blocking MPI_Send/MPI_Recv, 0 B..4 MiB;
+ * one-way latency in microseconds, the average over LOOP round trips after SKIP warm-up
+ * round trips (10000/100, and 1000/10 above 8 KiB), halved.
+ */
 #include "bench_common.h"
 
 int main(int argc, char **argv)
@@ -9,32 +12,33 @@ int main(int argc, char **argv)
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	bench_parse(argc, argv, &o, 1 << 20);
-	char *buf = bench_buf(o.max);
+	bench_parse(argc, argv, &o, 10000, 1000, 100, 10);
+	char *sbuf = bench_buf(o.max, 'a'), *rbuf = bench_buf(o.max, 'b');
 	if (0 == rank)
 		printf("# latency us\n");
-	for (size_t size = 0; size <= o.max; size = size ? size * 4 : 1) {
-		int iters = bench_iters(&o, size) * 2;
-		double *t = malloc(sizeof(double) * (size_t)iters);
+	for (size_t size = 0; size <= o.max; size = bench_next(size)) {
+		int loop = bench_loop(&o, size), skip = bench_skip(&o, size);
+		double t0 = 0;
+
 		MPI_Barrier(MPI_COMM_WORLD);
-		for (int i = 0; i < iters + o.skip; i++) {
-			double t0 = MPI_Wtime();
+		for (int i = 0; i < loop + skip; i++) {
+			if (i == skip)
+				t0 = MPI_Wtime();
 			if (0 == rank) {
-				MPI_Send(buf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-				MPI_Recv(buf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(sbuf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+				MPI_Recv(rbuf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			} else if (1 == rank) {
-				MPI_Recv(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+				MPI_Recv(rbuf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(sbuf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
 			}
-			if (i >= o.skip)
-				t[i - o.skip] = MPI_Wtime() - t0;
 		}
-		if (0 == rank)
-			printf("%zu %.2f\n", size, bench_median(t, iters) * 1e6 / 2.0);
-		fflush(stdout);
-		free(t);
+		if (0 == rank) {
+			printf("%zu %.2f\n", size, (MPI_Wtime() - t0) * 1e6 / (2.0 * loop));
+			fflush(stdout);
+		}
 	}
-	free(buf);
+	free(sbuf);
+	free(rbuf);
 	MPI_Finalize();
 	return 0;
 }

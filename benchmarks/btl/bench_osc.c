@@ -1,117 +1,194 @@
 /*
- * bench_osc: OSU-style one-sided benchmarks on 2 ranks, MPI_Win_create windows (osc rdma then
- * moves every byte with the BTL's RDMA). Rank 0 prints "# <test> <unit>" and "<size> <value>".
- *   bench_osc put_lat|get_lat|put_bw|get_bw|acc_lat|mixed [-m MAX] [-i ITERS] [-w WINDOW]
- * put_lat/get_lat: one operation + MPI_Win_flush, median us (passive target, lock_all).
- * put_bw/get_bw: WINDOW operations then one flush, MB/s.
- * acc_lat: MPI_Accumulate of MPI_SUM on doubles + flush, median us.
- * mixed: the thesis's overlap test: rank 0 keeps MPI_Isend/MPI_Irecv traffic of the size in
- *   flight to rank 1 while doing MPI_Put/MPI_Get of the same size under MPI_Win_fence; prints
- *   the time per fence epoch in us (lower is better).
+ * bench_osc: the OSU one-sided benchmarks (osu_put_latency, osu_get_latency, osu_acc_latency,
+ * osu_put_bw, osu_get_bw, osu_put_bibw) on 2 ranks, each size with its own MPI_Win_create
+ * window, so that osc rdma moves every byte with the BTL's RDMA (MPI_Win_allocate could put
+ * the window in shared memory). Rank 0 prints "# osc <test> <sync> <unit>" and "<size> <value>".
+ *
+ *   bench_osc TEST [-s lock|flush|fence] [bench_common.h options]
+ *   put_lat, get_lat, acc_lat (MPI_Accumulate, MPI_CHAR, MPI_SUM): 0 B..4 MiB, microseconds;
+ *     lock: lock(shared), op, unlock per iteration; flush: one lock, op + MPI_Win_flush per
+ *     iteration; fence: rank 0 does op + fence + fence, rank 1 fence + op + fence (half
+ *     the time per iteration). LOOP 10000 after SKIP 100 (100/10 above 8 KiB), average.
+ *   put_bw, get_bw: 1 B..4 MiB, windows of 32 operations to consecutive places, each window
+ *     closed by unlock (lock), flush (flush) or fence (fence); MB/s. LOOP 10000/SKIP 100
+ *     (30/10 above 8 KiB).
+ *   put_bibw: as put_bw with fence, both ranks putting to each other (both directions counted).
+ *   mixed: the thesis's overlap test: rank 0 keeps MPI_Isend traffic of the size going to rank
+ *     1 while it does MPI_Put and MPI_Get of the same size, one fence epoch each; us per epoch.
  */
 #include "bench_common.h"
 
-static int cmp_double(const void *a, const void *b)
+#define OSC_WINDOW 32 /* OSU's WINDOW_SIZE_LARGE for one-sided bandwidth */
+
+enum sync { SYNC_LOCK, SYNC_FLUSH, SYNC_FENCE };
+
+static void op(int test, char *buf, size_t n, int target, MPI_Aint disp, MPI_Win win)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
+	switch (test) {
+	case 'p':
+		MPI_Put(buf, (int)n, MPI_CHAR, target, disp, (int)n, MPI_CHAR, win);
+		break;
+	case 'g':
+		MPI_Get(buf, (int)n, MPI_CHAR, target, disp, (int)n, MPI_CHAR, win);
+		break;
+	default:
+		MPI_Accumulate(buf, (int)n, MPI_CHAR, target, disp, (int)n, MPI_CHAR, MPI_SUM, win);
+		break;
+	}
 }
 
-static double median(double *t, int n)
+/* One size of a latency test; rank 0's us per operation. */
+static double latency(int rank, int test, enum sync sync, char *buf, size_t n, int loop,
+		      int skip, MPI_Win win)
 {
-	qsort(t, (size_t)n, sizeof(*t), cmp_double);
-	return t[n / 2];
+	double t0 = 0;
+
+	if (SYNC_FENCE == sync) {
+		for (int i = 0; i < loop + skip; i++) {
+			if (i == skip)
+				t0 = MPI_Wtime();
+			MPI_Win_fence(0, win);
+			if (0 == rank)
+				op(test, buf, n, 1, 0, win);
+			MPI_Win_fence(0, win);
+			if (1 == rank)
+				op(test, buf, n, 0, 0, win);
+			MPI_Win_fence(0, win);
+		}
+		return (MPI_Wtime() - t0) * 1e6 / loop / 2;
+	}
+	if (0 != rank)
+		return 0;
+	if (SYNC_FLUSH == sync)
+		MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+	for (int i = 0; i < loop + skip; i++) {
+		if (i == skip)
+			t0 = MPI_Wtime();
+		if (SYNC_LOCK == sync)
+			MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+		op(test, buf, n, 1, 0, win);
+		if (SYNC_LOCK == sync)
+			MPI_Win_unlock(1, win);
+		else
+			MPI_Win_flush(1, win);
+	}
+	t0 = MPI_Wtime() - t0;
+	if (SYNC_FLUSH == sync)
+		MPI_Win_unlock(1, win);
+	return t0 * 1e6 / loop;
+}
+
+/* One size of a bandwidth test; rank 0's MB/s. */
+static double bandwidth(int rank, int test, int bidir, enum sync sync, char *buf, size_t n,
+			int loop, int skip, MPI_Win win)
+{
+	double t0 = 0;
+	int active = 0 == rank || bidir, target = 1 - rank;
+
+	if (SYNC_FLUSH == sync && 0 == rank)
+		MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+	for (int i = 0; i < loop + skip && (0 == rank || SYNC_FENCE == sync); i++) {
+		if (i == skip)
+			t0 = MPI_Wtime();
+		if (SYNC_FENCE == sync)
+			MPI_Win_fence(0, win);
+		else if (SYNC_LOCK == sync)
+			MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+		for (int j = 0; active && j < OSC_WINDOW; j++)
+			op(test, buf + n * (size_t)j, n, target, (MPI_Aint)(n * (size_t)j), win);
+		if (SYNC_FENCE == sync)
+			MPI_Win_fence(0, win);
+		else if (SYNC_LOCK == sync)
+			MPI_Win_unlock(1, win);
+		else
+			MPI_Win_flush(1, win);
+	}
+	t0 = MPI_Wtime() - t0;
+	if (SYNC_FLUSH == sync && 0 == rank)
+		MPI_Win_unlock(1, win);
+	return (bidir ? 2.0 : 1.0) * (double)n * OSC_WINDOW * loop / t0 / 1e6;
+}
+
+/* One size of the mixed test; us per fence epoch. */
+static double mixed(int rank, char *buf, char *sbuf, char *rbuf, size_t n, int loop, int skip,
+		    MPI_Win win)
+{
+	double t0 = 0;
+	MPI_Request rq;
+
+	MPI_Win_fence(0, win);
+	for (int i = 0; i < loop + skip; i++) {
+		if (i == skip)
+			t0 = MPI_Wtime();
+		if (0 == rank) {
+			MPI_Isend(sbuf, (int)n, MPI_BYTE, 1, 7, MPI_COMM_WORLD, &rq);
+			MPI_Put(buf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win);
+			MPI_Get(rbuf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win);
+		} else {
+			MPI_Irecv(rbuf, (int)n, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &rq);
+		}
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		MPI_Win_fence(0, win);
+	}
+	return (MPI_Wtime() - t0) * 1e6 / loop;
 }
 
 int main(int argc, char **argv)
 {
+	static const char *const names[] = {"put_lat", "get_lat", "acc_lat", "put_bw", "get_bw",
+					    "put_bibw", "mixed"};
 	struct bench_opts o;
-	int rank, nranks;
+	int rank, nranks, t = -1;
 	const char *test = argc > 1 ? argv[1] : "";
-	void *win_mem;
-	MPI_Win win;
+	enum sync sync;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	bench_parse(argc - 1, argv + 1, &o, 1 << 20);
-	if (nranks != 2) {
+	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+		if (!strcmp(test, names[i]))
+			t = i;
+	int lat = t >= 0 && t <= 2, bw = t >= 3 && t <= 5, bidir = 5 == t;
+	bench_parse(argc - 1, argv + 1, &o, 10000, bw ? 30 : 100, 100, 10);
+	if (t < 0 || 2 != nranks) {
 		if (0 == rank)
-			fprintf(stderr, "bench_osc: run with 2 ranks\n");
+			fprintf(stderr, "usage: mpirun -np 2 bench_osc put_lat|get_lat|acc_lat|put_bw|"
+				"get_bw|put_bibw|mixed [-s lock|flush|fence] [-m max] [-q scale]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
-	int lat = !strcmp(test, "put_lat") || !strcmp(test, "get_lat") || !strcmp(test, "acc_lat");
-	int bw = !strcmp(test, "put_bw") || !strcmp(test, "get_bw");
-	int mixed = !strcmp(test, "mixed");
-	if (!lat && !bw && !mixed) {
-		if (0 == rank)
-			fprintf(stderr, "usage: bench_osc put_lat|get_lat|put_bw|get_bw|acc_lat|mixed "
-					"[-m MAX] [-i ITERS] [-w WINDOW]\n");
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	int put = test[0] == 'p', acc = test[0] == 'a';
-	size_t winlen = o.max * (bw ? (size_t)o.window : 1);
-	char *buf = bench_buf(winlen), *sbuf = bench_buf(o.max), *rbuf = bench_buf(o.max);
-	double *t = malloc(sizeof(double) * (size_t)(o.iters + o.skip + 4));
-
-	MPI_Alloc_mem((MPI_Aint)winlen, MPI_INFO_NULL, &win_mem);
-	memset(win_mem, 0, winlen);
-	MPI_Win_create(win_mem, (MPI_Aint)winlen, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	if (NULL == o.sync)
+		o.sync = bidir || 6 == t ? "fence" : "lock";
+	sync = !strcmp(o.sync, "fence") ? SYNC_FENCE : !strcmp(o.sync, "flush") ? SYNC_FLUSH
+									       : SYNC_LOCK;
+	if (bidir)
+		sync = SYNC_FENCE; /* as osu_put_bibw: an active-target test */
+	size_t span = o.max * (bw ? OSC_WINDOW : 1);
+	char *buf = bench_buf(span, 'a'), *sbuf = bench_buf(o.max, 'c'), *rbuf = bench_buf(o.max, 'd');
+	char *wmem = bench_buf(span, 0);
 	if (0 == rank)
-		printf("# osc %s %s\n", test, bw ? "MB/s" : "us");
-	for (size_t n = acc ? 8 : o.min; n <= o.max; n *= 2) {
-		int it = bench_iters(&o, n);
-		double v = 0;
-		if (mixed) {
-			MPI_Request rq[2];
-			MPI_Win_fence(0, win);
-			double t0 = MPI_Wtime();
-			for (int i = 0; i < it; i++) {
-				if (0 == rank) {
-					MPI_Isend(sbuf, (int)n, MPI_BYTE, 1, 7, MPI_COMM_WORLD, &rq[0]);
-					MPI_Put(buf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win);
-					MPI_Get(rbuf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win);
-					MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
-				} else {
-					MPI_Irecv(rbuf, (int)n, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &rq[1]);
-					MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
-				}
-				MPI_Win_fence(0, win);
-			}
-			v = (MPI_Wtime() - t0) * 1e6 / it;
-		} else if (0 == rank) {
-			MPI_Win_lock_all(0, win);
-			for (int i = 0; i < it + o.skip; i++) {
-				double t0 = MPI_Wtime();
-				int k = bw ? o.window : 1;
-				for (int j = 0; j < k; j++) {
-					MPI_Aint disp = (MPI_Aint)(n * (size_t)j);
-					if (acc)
-						MPI_Accumulate(buf, (int)(n / 8), MPI_DOUBLE, 1, 0, (int)(n / 8),
-							       MPI_DOUBLE, MPI_SUM, win);
-					else if (put)
-						MPI_Put(buf + disp, (int)n, MPI_BYTE, 1, disp, (int)n, MPI_BYTE,
-							win);
-					else
-						MPI_Get(buf + disp, (int)n, MPI_BYTE, 1, disp, (int)n, MPI_BYTE,
-							win);
-				}
-				MPI_Win_flush(1, win);
-				if (i >= o.skip)
-					t[i - o.skip] = MPI_Wtime() - t0;
-			}
-			MPI_Win_unlock_all(win);
-			double m = median(t, it);
-			v = bw ? (double)n * o.window / m / 1e6 : m * 1e6;
-		}
+		printf("# osc %s %s %s\n", test, 6 == t ? "fence" : o.sync, bw ? "MB/s" : "us");
+	for (size_t n = bw || 6 == t ? 1 : 0; n <= o.max; n = bench_next(n)) {
+		int loop = bench_loop(&o, n), skip = bench_skip(&o, n);
+		size_t wlen = n * (bw ? OSC_WINDOW : 1);
+		double v;
+		MPI_Win win;
+
+		MPI_Win_create(wmem, (MPI_Aint)wlen, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 		MPI_Barrier(MPI_COMM_WORLD);
-		if (0 == rank)
+		if (lat)
+			v = latency(rank, test[0], sync, buf, n, loop, skip, win);
+		else if (bw)
+			v = bandwidth(rank, test[0], bidir, sync, buf, n, loop, skip, win);
+		else
+			v = mixed(rank, buf, sbuf, rbuf, n, loop, skip, win);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Win_free(&win);
+		if (0 == rank) {
 			printf("%zu %.2f\n", n, v);
-		fflush(stdout);
+			fflush(stdout);
+		}
 	}
-	MPI_Win_free(&win);
-	MPI_Free_mem(win_mem);
-	free(t);
+	free(wmem);
 	free(buf);
 	free(sbuf);
 	free(rbuf);

@@ -1,139 +1,216 @@
 #!/usr/bin/env bash
-# compare.sh <build dir> [output dir]: runs the OSU-style benchmarks of benchmarks/btl over
-# "btl self,sctp" and "btl self,tcp" in one go, prints one table per test (sctp vs tcp and
-# their ratio) and draws every test into one PNG with gnuplot.
+# compare.sh <build dir> [output dir]: Open MPI over btl sctp against the SCTP core alone
+# (benchmarks/core/sctpt_bench, same pattern, no MPI) and against btl tcp, with the OSU
+# Micro-Benchmarks methodology (benchmarks/btl/bench_common.h): latency, bandwidth,
+# bidirectional bandwidth (2 ranks), multi-pair bandwidth and message rate and allreduce
+# (NP_MULTI ranks, default 4). Prints one table per test with the ratios the project's goals
+# are stated in, a summary of those goals, and draws btl_compare.png (gnuplot).
 #
-# Quick by default (a couple of minutes on 2 cores); FULL=1 for larger sizes and more
-# iterations. NP_COLL ranks for allreduce (default 4). Each test runs REPS times (default 3),
-# alternating sctp and tcp so both see the same machine, and the best value per size is kept
-# (shared machines: the best run is the one nobody else disturbed). Everything runs on loopback (lo);
-# set IFACE=eth0 (or a CIDR network) to use real interfaces, and HOSTS=a,b to use two hosts
-# (both need the same build tree path).
+# Each test runs REPS times (default 3), the stacks alternating within each repetition so
+# that all see the same machine; the table shows the median per size. All of them busy-poll
+# (Open MPI's progress loop, sctpt_progress). Environment:
+#   QUICK=1        OSU's iteration counts x0.1 (Q=F for any factor; default 1: OSU's own)
+#   TESTS="..."    subset of: latency bw bibw mbw_mr allreduce
+#   OLD=DIR        also run the btl sctp built in another build directory DIR (column "old")
+#   SCTP_MCA="..." extra mpirun options for the sctp runs (e.g. "--mca btl_sctp_eager_limit N")
+#   IFACE=eth0     interfaces (default lo); HOSTS=a,b to run on two hosts (same paths)
 set -u
 build=${1:?usage: compare.sh <build dir> [output dir]}
 build=$(cd "$build" && pwd) || exit 2
 out=${2:-$build/benchmarks/btl/results}
 bench=$build/benchmarks/btl
+core=$build/benchmarks/core/sctpt_bench
 mkdir -p "$out" || exit 2
 
 mpirun=$(sed -n 's/^MPIRUN = //p' "$bench/Makefile")
 compdir=$(sed -n 's/^OMPI_COMPONENTDIR = //p' "$bench/Makefile")
 [ -x "${mpirun:-}" ] || mpirun=$(command -v mpirun) || { echo "compare.sh: mpirun not found" >&2; exit 77; }
 [ -f "$build/ompi-btl/.libs/mca_btl_sctp.so" ] || { echo "compare.sh: $build/ompi-btl/.libs/mca_btl_sctp.so not built" >&2; exit 2; }
-for p in latency bw bibw msgrate allreduce; do
+for p in latency bw bibw mbw_mr allreduce; do
 	[ -x "$bench/bench_$p" ] || { echo "compare.sh: $bench/bench_$p not built (make in $build)" >&2; exit 2; }
 done
+[ -x "$core" ] || { echo "compare.sh: $core not built" >&2; exit 2; }
+old=""
+if [ -n "${OLD:-}" ]; then
+	old=$(cd "$OLD" && pwd)/ompi-btl/.libs
+	[ -f "$old/mca_btl_sctp.so" ] || { echo "compare.sh: $old/mca_btl_sctp.so not built" >&2; exit 2; }
+fi
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 iface=${IFACE:-lo}
-opts=(--allow-run-as-root --oversubscribe --bind-to none
-	--mca mca_base_component_path "$build/ompi-btl/.libs:$compdir"
-	--mca pml ob1 --mca btl_tcp_if_include "$iface" --mca btl_sctp_if_include "$iface"
+opts=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1
+	--mca btl_tcp_if_include "$iface" --mca btl_sctp_if_include "$iface"
 	--mca btl_base_warn_component_unused 0)
 [ -n "${HOSTS:-}" ] && opts+=(--host "$HOSTS")
 if grep -q -- '-fsanitize=address' "$bench/Makefile" 2>/dev/null; then
 	opts+=(-x LD_PRELOAD="$(gcc -print-file-name=libasan.so)" -x ASAN_OPTIONS=detect_leaks=0)
 fi
-np_coll=${NP_COLL:-4}
+np_multi=${NP_MULTI:-4}
+q=${Q:-$([ "${QUICK:-0}" = 1 ] && echo 0.1 || echo 1)}
+reps=${REPS:-3}
+tests=${TESTS:-latency bw bibw mbw_mr allreduce}
+read -r -a sctp_mca <<<"${SCTP_MCA:-}"
 
-if [ "${FULL:-0}" = 1 ]; then
-	args_latency="-m 4194304 -i 1000"; args_bw="-m 16777216 -i 200 -w 64"
-	args_msgrate="-m 4096 -i 400 -w 128"; args_allreduce="-m 4194304 -i 400"
-else
-	args_latency="-m 1048576 -i 100"; args_bw="-m 1048576 -i 40 -w 16"
-	args_msgrate="-m 1024 -i 40 -w 64"; args_allreduce="-m 262144 -i 40"
-fi
-args_bibw=$args_bw
+# The stacks each test runs on; "core" only where the core has the same pattern.
+stacks_of() {
+	local s="sctp"
+	[ -n "$old" ] && s="$s old"
+	case $1 in latency | bw | bibw) s="$s core" ;; esac
+	echo "$s tcp"
+}
+core_test() { case $1 in latency) echo lat ;; *) echo "$1" ;; esac; }
 
-# run TEST BTL REP: one benchmark run; its "size value" lines go to $out/TEST.BTL.REP.dat
+# run TEST STACK REP: one run; "size value..." lines go to $out/TEST.STACK.REP.dat
 run() {
-	local t=$1 btl=$2 rep=$3 np=2 args
-	[ "$t" = allreduce ] && np=$np_coll
-	eval "args=\$args_$t"
-	# shellcheck disable=SC2086
-	if ! timeout -k 5 300 "$mpirun" "${opts[@]}" --mca btl "self,$btl" -np "$np" \
-		"$bench/bench_$t" $args >"$out/$t.$btl.$rep.log" 2>&1; then
-		echo "compare.sh: bench_$t over btl $btl failed (see $out/$t.$btl.$rep.log):" >&2
-		tail -n 5 "$out/$t.$btl.$rep.log" >&2
-		: >"$out/$t.$btl.$rep.dat"
+	local t=$1 s=$2 rep=$3 np=2 log=$out/$1.$2.$3.log rc
+	case $t in mbw_mr | allreduce) np=$np_multi ;; esac
+	case $s in
+	core)
+		timeout -k 5 900 "$core" --only sctp --tests "$(core_test "$t")" --iters-scale "$q" \
+			--dat >"$log" 2>&1 ;;
+	*)
+		local path=$build/ompi-btl/.libs btl=sctp extra=("${sctp_mca[@]}")
+		[ "$s" = old ] && path=$old
+		[ "$s" = tcp ] && btl=tcp && extra=()
+		timeout -k 5 900 "$mpirun" "${opts[@]}" --mca mca_base_component_path "$path:$compdir" \
+			--mca btl "self,$btl" "${extra[@]}" -np "$np" "$bench/bench_$t" -q "$q" \
+			>"$log" 2>&1 ;;
+	esac
+	rc=$?
+	grep -E '^[0-9]+ ' "$log" >"$out/$t.$s.$rep.dat"
+	if [ $rc -ne 0 ]; then
+		echo "compare.sh: $t over $s failed (status $rc, see $log):" >&2
+		tail -n 5 "$log" >&2
 		return 1
 	fi
-	grep -E '^[0-9]+ ' "$out/$t.$btl.$rep.log" >"$out/$t.$btl.$rep.dat"
 }
 
-# best TEST BTL lower|higher: the best value per size over the repetitions -> TEST.BTL.dat
-best() {
-	cat "$out/$1.$2".*.dat | awk -v low=$([ "$3" = lower ] && echo 1 || echo 0) '
-		!($1 in v) { order[n++] = $1; v[$1] = $2; next }
-		low && $2 < v[$1] { v[$1] = $2 } !low && $2 > v[$1] { v[$1] = $2 }
-		END { for (i = 0; i < n; i++) print order[i], v[order[i]] }' >"$out/$1.$2.dat"
-}
-
-# table TEST UNIT BETTER: sctp and tcp side by side; BETTER is "lower" or "higher"
-table() {
-	local t=$1 unit=$2 better=$3
-	printf '\n%s (%s, %s is better; %s ranks)\n' "$t" "$unit" "$better" "$([ "$t" = allreduce ] && echo "$np_coll" || echo 2)"
-	printf '%10s | %12s | %12s | %9s\n' size sctp tcp sctp/tcp
-	printf -- '-----------+--------------+--------------+----------\n'
-	join "$out/$t.sctp.dat" "$out/$t.tcp.dat" | while read -r size s c; do
-		awk -v z="$size" -v s="$s" -v c="$c" 'BEGIN {
-			if (z >= 1048576) h = sprintf("%d MiB", z / 1048576);
-			else if (z >= 1024) h = sprintf("%d KiB", z / 1024);
-			else h = sprintf("%d B", z);
-			printf "%10s | %12s | %12s | %9s\n", h, s, c, (c > 0 ? sprintf("%.2f", s / c) : "-") }'
-	done
+# median TEST STACK: per size and column, the median over the repetitions -> TEST.STACK.dat
+median() {
+	cat "$out/$1.$2".*.dat 2>/dev/null | awk '
+		{ if (!($1 in n)) order[k++] = $1; n[$1]++; nc = NF
+		  for (c = 2; c <= NF; c++) v[$1, c, n[$1]] = $c }
+		function med(z, c,   m, i, j, a, t) {
+			m = n[z]; for (i = 1; i <= m; i++) a[i] = v[z, c, i]
+			for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+		END { for (i = 0; i < k; i++) { z = order[i]; line = z
+			for (c = 2; c <= nc; c++) line = line " " med(z, c); print line } }' >"$out/$1.$2.dat"
 }
 
 status=0
-reps=${REPS:-3}
-rm -f "$out"/*.dat
-for t in latency bw bibw msgrate allreduce; do
+rm -f "$out"/*.dat "$out"/*.log
+for t in $tests; do
 	for rep in $(seq 1 "$reps"); do
-		for btl in sctp tcp; do
-			echo "== bench_$t over btl $btl ($rep/$reps)" >&2
-			run "$t" "$btl" "$rep" || status=1
+		for s in $(stacks_of "$t"); do
+			echo "== $t over $s ($rep/$reps)" >&2
+			run "$t" "$s" "$rep" || status=1
 		done
 	done
-	case $t in latency | allreduce) better=lower ;; *) better=higher ;; esac
-	best "$t" sctp $better
-	best "$t" tcp $better
+	for s in $(stacks_of "$t"); do median "$t" "$s"; done
 done
 
+
+# table TEST COL: columns of every stack (value column COL of the .dat files), their ratios
+table() {
+	local t=$1 col=${2:-2} unit better
+	case $t in latency | allreduce) better=lower ;; *) better=higher ;; esac
+	case $t in latency | allreduce) unit=us ;; *) unit=MB/s ;; esac
+	[ "$col" = 3 ] && unit=msgs/s
+	local ss; read -r -a ss <<<"$(stacks_of "$t")"
+	printf '\n%s (%s, %s is better; %s ranks; median of %s runs)\n' "$t" "$unit" "$better" \
+		"$(case $t in mbw_mr | allreduce) echo "$np_multi" ;; *) echo 2 ;; esac)" "$reps"
+	awk -v col="$col" -v t="$t" -v names="${ss[*]}" -v dir="$out" '
+		function human(z) { return z >= 1048576 ? sprintf("%d MiB", z / 1048576) : z >= 1024 ? sprintf("%d KiB", z / 1024) : sprintf("%d B", z) }
+		BEGIN {
+			ns = split(names, s, " ")
+			for (i = 1; i <= ns; i++) {
+				f = dir "/" t "." s[i] ".dat"
+				while ((getline line < f) > 0) { split(line, a, " "); if (!(a[1] in seen)) { seen[a[1]] = 1; z[nz++] = a[1] } v[s[i], a[1]] = a[col] }
+				close(f)
+			}
+			hdr = sprintf("%9s", "size")
+			for (i = 1; i <= ns; i++) hdr = hdr sprintf(" | %10s", s[i] == "sctp" ? "btl sctp" : s[i] == "tcp" ? "btl tcp" : s[i] == "core" ? "core alone" : "sctp old")
+			has_core = 0; has_old = 0
+			for (i = 1; i <= ns; i++) { if (s[i] == "core") has_core = 1; if (s[i] == "old") has_old = 1 }
+			if (has_core) hdr = hdr sprintf(" | %9s", "sctp/core")
+			if (has_core && t == "latency") hdr = hdr sprintf(" | %9s", "sctp-core")
+			hdr = hdr sprintf(" | %8s", "sctp/tcp")
+			if (has_old) hdr = hdr sprintf(" | %8s", "new/old")
+			if (t == "latency") hdr = hdr sprintf(" | %9s", "x/doubling")
+			print hdr
+			prev = 0
+			for (k = 0; k < nz; k++) {
+				zz = z[k]; line = sprintf("%9s", human(zz))
+				for (i = 1; i <= ns; i++) line = line sprintf(" | %10s", ((s[i], zz) in v) ? v[s[i], zz] : "-")
+				sc = v["sctp", zz]; co = v["core", zz]; tc = v["tcp", zz]; ol = v["old", zz]
+				if (has_core) line = line sprintf(" | %9s", co > 0 ? sprintf("%.2f", sc / co) : "-")
+				if (has_core && t == "latency") line = line sprintf(" | %9s", co > 0 ? sprintf("%+.2f", sc - co) : "-")
+				line = line sprintf(" | %8s", tc > 0 ? sprintf("%.2f", sc / tc) : "-")
+				if (has_old) line = line sprintf(" | %8s", ol > 0 ? sprintf("%.2f", sc / ol) : "-")
+				if (t == "latency") line = line sprintf(" | %9s", prev > 0 && zz > 1 ? sprintf("%.2f", sc / prev) : "-")
+				prev = sc
+				print line
+			}
+		}'
+}
+
+# The issue's goals, from the medians.
+goals() {
+	echo
+	echo "goals (btl sctp; median values):"
+	if [ -s "$out/latency.core.dat" ]; then
+		join "$out/latency.sctp.dat" "$out/latency.core.dat" | awk '
+			{ d = $2 - $3; if (n++ == 0 || d > m) { m = d; mz = $1 } if ($1 > 1 && p > 0 && $2 / p > g) { g = $2 / p; gz = $1 } p = $2 }
+			END { printf "  latency over the core alone: at most %+.2f us (at %d B; goal <= 1.5)\n", m, mz
+			      printf "  latency growth per size doubling: at most %.2fx (at %d B; goal <= 2.2)\n", g, gz }'
+	fi
+	for t in bw bibw; do
+		[ -s "$out/$t.core.dat" ] || continue
+		join "$out/$t.sctp.dat" "$out/$t.core.dat" | awk -v t="$t" '
+			{ r = $2 / $3; if (n++ == 0 || r < m) { m = r; mz = $1 } }
+			END { printf "  %s vs the core alone: at least %.2fx (at %d B; goal >= 0.9)\n", t, m, mz }'
+	done
+	if [ -s "$out/bibw.sctp.dat" ] && [ -s "$out/bw.sctp.dat" ]; then
+		join "$out/bibw.sctp.dat" "$out/bw.sctp.dat" | awk '
+			$1 >= 65536 { r = $2 / $3; if (n++ == 0 || r < m) { m = r; mz = $1 } }
+			END { if (n) printf "  bibw / bw from 64 KiB: at least %.2fx (at %d B; goal >= 1.6)\n", m, mz }'
+	fi
+}
+
 {
-	echo "btl sctp vs btl tcp, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), best of $reps runs"
-	table latency "one-way us" lower
-	table bw "MB/s" higher
-	table bibw "MB/s" higher
-	table msgrate "msgs/s" higher
-	table allreduce "us" lower
+	echo "Open MPI ob1: btl sctp vs the SCTP core alone vs btl tcp, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "OSU methodology, iterations x$q; every stack busy-polls; median of $reps alternating runs${SCTP_MCA:+; sctp runs with $SCTP_MCA}${old:+; old: $old}"
+	for t in $tests; do
+		table "$t"
+		[ "$t" = mbw_mr ] && table mbw_mr 3
+	done
+	goals
 } | tee "$out/compare.txt"
 
 if command -v gnuplot >/dev/null; then
-	gnuplot <<GP 2>"$out/gnuplot.log" || echo "compare.sh: gnuplot failed, see $out/gnuplot.log" >&2
-set terminal pngcairo size 1500,900 font ",10"
-set output "$out/btl_compare.png"
-set multiplot layout 2,3 title "Open MPI ob1: btl sctp vs btl tcp ($iface)"
-set logscale x 2
-set logscale y
-set grid
-set key top left
-set xlabel "message size (bytes)"
-set format x "%.0b%BB"
-set title "latency (one-way, lower is better)"; set ylabel "us"
-plot "$out/latency.sctp.dat" u (\$1 > 0 ? \$1 : 1):2 w lp t "sctp", "$out/latency.tcp.dat" u (\$1 > 0 ? \$1 : 1):2 w lp t "tcp"
-set title "bandwidth (higher is better)"; set ylabel "MB/s"
-plot "$out/bw.sctp.dat" u 1:2 w lp t "sctp", "$out/bw.tcp.dat" u 1:2 w lp t "tcp"
-set title "bidirectional bandwidth"; set ylabel "MB/s"
-plot "$out/bibw.sctp.dat" u 1:2 w lp t "sctp", "$out/bibw.tcp.dat" u 1:2 w lp t "tcp"
-set title "message rate (higher is better)"; set ylabel "messages/s"
-plot "$out/msgrate.sctp.dat" u 1:2 w lp t "sctp", "$out/msgrate.tcp.dat" u 1:2 w lp t "tcp"
-set title "allreduce, $np_coll ranks (lower is better)"; set ylabel "us"
-plot "$out/allreduce.sctp.dat" u 1:2 w lp t "sctp", "$out/allreduce.tcp.dat" u 1:2 w lp t "tcp"
-unset multiplot
-GP
+	{
+		echo 'set terminal pngcairo size 1500,900 font ",10"'
+		echo "set output \"$out/btl_compare.png\""
+		echo "set multiplot layout 2,3 title \"Open MPI ob1 over btl sctp, the SCTP core alone, btl tcp ($iface, median of $reps)\""
+		echo 'set logscale x 2; set logscale y; set grid; set key top left; set xlabel "message size (bytes)"; set format x "%.0b%BB"'
+		for t in $tests; do
+			[ "$t" = mbw_mr ] && panels="2 3" || panels=2
+			for col in $panels; do
+				case $t in latency | allreduce) yl=us ;; *) yl=MB/s ;; esac
+				[ "$col" = 3 ] && yl=msgs/s
+				printf 'set title "%s%s" noenhanced; set ylabel "%s"\nplot ' "$t" "$([ "$col" = 3 ] && echo ' (message rate)')" "$yl"
+				sep=""
+				for s in $(stacks_of "$t"); do
+					printf '%s"%s/%s.%s.dat" u ($1 > 0 ? $1 : 1):%s w lp t "%s"' "$sep" "$out" "$t" "$s" "$col" "$s"
+					sep=", "
+				done
+				echo
+			done
+		done
+		echo 'unset multiplot'
+	} | gnuplot 2>"$out/gnuplot.log" || echo "compare.sh: gnuplot failed, see $out/gnuplot.log" >&2
 	[ -s "$out/btl_compare.png" ] && echo "plot: $out/btl_compare.png"
-else
-	echo "compare.sh: gnuplot not installed, no plot" >&2
 fi
 echo "table: $out/compare.txt"
 exit $status

@@ -1,22 +1,33 @@
 /*
- * sctpt_bench: latency and streaming bandwidth of the SCTP core on loopback, against plain TCP.
+ * sctpt_bench: the SCTP core on loopback, alone and against plain TCP sockets, in the OSU
+ * Micro-Benchmarks pattern that benchmarks/btl uses for MPI (so that "the core alone" is a
+ * column of the MPI comparison):
+ *   lat:  ping-pong, one-way time (half the average round trip) over LOOP round trips after
+ *         SKIP warm-up ones (10000/100; 1000/10 above 8 KiB);
+ *   bw:   windows of 64 messages from rank 0, each window acknowledged by a 4-byte message
+ *         (100/10 windows; 20/2 above 8 KiB), MB/s;
+ *   bibw: both ranks send a window of 64 to each other and wait for the other's, MB/s of
+ *         both directions.
+ * Received messages land in the receiver's own buffer (the core's recv_buf hook), as MPI's do.
+ *
+ * Both transports wait the same way: by default both busy-poll (sctpt_progress; TCP:
+ * non-blocking sockets retried), as MPI libraries do; with --wait both sleep until something
+ * arrives (sctpt_wait; TCP: poll). The table says which.
  *
  * Forks two ranks that exchange business cards (and the TCP port) through shared memory.
- * Rank 0 measures; rank 1 echoes (latency) or acknowledges windows (bandwidth).
- *   latency:   half the round trip of a ping-pong, busy-polled with sctpt_progress;
- *   bandwidth: a window of messages sent back to back, then a 4-byte ack, repeated.
- * Every message has its first and last byte stamped and checked, and its length checked.
- * TCP uses TCP_NODELAY, an 8-byte (length, sequence) prefix, busy-polled receives and blocking
- * sends with timeouts.
- * Every wait is bounded by a deadline; alarm() is the safety net for each rank.
+ * Every message has its first and last byte stamped with its window's number and checked,
+ * and its length checked. Every wait is bounded; alarm() is each rank's safety net.
  */
 #include "sctpt.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,29 +38,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SIZES 32
+#define MAX_SIZES 40
 #define TAG_DATA 1
 #define TAG_ACK 2
-#define WAIT_S 20.0          /* a single wait longer than this is a failure */
-#define WINDOW_BYTES (16u << 20) /* a bandwidth window carries at most this many bytes */
-#define WINDOW_MAX 64
+#define WAIT_S 30.0 /* a single wait longer than this is a failure */
+#define WINDOW 64   /* osu_bw's window */
+#define LARGE 8192  /* OSU's LARGE_MESSAGE_SIZE */
 
-struct result {
-	double sctp_lat, tcp_lat, sctp_bw, tcp_bw; /* < 0: not measured / failed */
-};
+enum test { T_LAT, T_BW, T_BIBW, NTESTS };
+enum side { S_SCTP, S_TCP, NSIDES };
+static const char *const test_name[NTESTS] = {"lat", "bw", "bibw"};
 
 struct shared {
 	int arrived, generation; /* the barrier */
 	int failed;
 	uint16_t tcp_port;
 	char cards[2][SCTPT_CARD_MAX];
-	struct result res[MAX_SIZES];
-};
-
-struct plan {
-	size_t size;
-	int lat_iters, lat_warm;
-	int window, bw_reps, bw_warm;
+	double res[NSIDES][NTESTS][MAX_SIZES]; /* < 0: not measured / failed */
 };
 
 /* What the completion handler checks and counts. */
@@ -57,25 +62,46 @@ struct rank {
 	int id;
 	struct sctpt_ep *ep;
 	sctpt_peer_t peer;
-	unsigned char *sbuf, *rbuf;
+	unsigned char *sbuf, *rbuf[2];
 	size_t exp_len;
-	uint32_t exp_seq;
-	uint64_t ndata, nack;
+	uint64_t ndata, nack, nstarted; /* this test's messages: whole, acks, reassemblies begun */
+	int per;                        /* messages per stamp (1, or a window) */
 	int bad;
 	int outstanding; /* queued sends without their completion yet */
-	int use_rbuf;    /* latency phase: reassemble large messages into rbuf */
 };
 
 static struct shared *g_sh;
-static struct plan g_plan[MAX_SIZES];
+static size_t g_sizes[MAX_SIZES];
 static int g_nsizes;
-static int g_block; /* --wait: sleep in sctpt_wait instead of busy-polling */
+static double g_scale = 1.0;
+static int g_block;                  /* --wait */
+static int g_tests = 7, g_sides = 3; /* bit masks */
 
 static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int scaled(int n)
+{
+	int v = (int)(n * g_scale);
+	return v < 1 ? 1 : v;
+}
+
+static int loop_of(enum test t, size_t size)
+{
+	if (t == T_LAT)
+		return scaled(size > LARGE ? 1000 : 10000);
+	return scaled(size > LARGE ? 20 : 100);
+}
+
+static int skip_of(enum test t, size_t size)
+{
+	if (t == T_LAT)
+		return scaled(size > LARGE ? 10 : 100);
+	return scaled(size > LARGE ? 2 : 10);
 }
 
 static unsigned char stamp_first(uint32_t seq) { return (unsigned char)(seq * 31u + 7u); }
@@ -108,7 +134,7 @@ static int barrier(struct rank *r)
 		__atomic_add_fetch(&g_sh->generation, 1, __ATOMIC_ACQ_REL);
 		return 0;
 	}
-	double end = now_s() + 60.0;
+	double end = now_s() + 120.0;
 	while (__atomic_load_n(&g_sh->generation, __ATOMIC_ACQUIRE) == gen) {
 		if (__atomic_load_n(&g_sh->failed, __ATOMIC_ACQUIRE) || now_s() > end)
 			return -1;
@@ -140,11 +166,15 @@ static void on_recv(struct rank *r, const struct sctpt_cqe *m)
 		r->nack++;
 		return;
 	}
-	if (m->tag != TAG_DATA || m->len != r->exp_len || !stamp_ok(m->data, m->len, r->exp_seq))
+	/* reassembled into one of our buffers: its cookie says which window it belongs to */
+	uint64_t seq = m->cookie ? (uintptr_t)m->cookie - 1 : r->ndata / (uint64_t)r->per;
+	if (m->tag != TAG_DATA || m->len != r->exp_len || !stamp_ok(m->data, m->len, (uint32_t)seq))
 		r->bad++;
 	r->ndata++;
 }
 
+/* Large messages go into the rank's own buffers, alternating by window: a window's
+ * messages are checked before the one after next can start. */
 static void *on_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 			 void **cookie)
 {
@@ -152,9 +182,11 @@ static void *on_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t
 	(void)peer;
 	(void)context;
 	*cookie = NULL;
-	if (!r->use_rbuf || tag != TAG_DATA || len > r->exp_len)
+	if (tag != TAG_DATA || len > r->exp_len)
 		return NULL;
-	return r->rbuf;
+	uint64_t seq = r->nstarted++ / (uint64_t)r->per;
+	*cookie = (void *)(uintptr_t)(seq + 1);
+	return r->rbuf[seq & 1];
 }
 
 static void on_complete(void *arg, const struct sctpt_cqe *c)
@@ -185,12 +217,12 @@ static int s_send(struct rank *r, int32_t tag, const void *buf, size_t len)
 	return 0;
 }
 
-/* Busy-polls until *counter reaches target (and, if drain, no send is outstanding). */
-static int s_poll_until(struct rank *r, const uint64_t *counter, uint64_t target, int drain)
+/* Progresses until *counter reaches target and no send is outstanding. */
+static int s_poll_until(struct rank *r, const uint64_t *counter, uint64_t target)
 {
 	double end = now_s() + WAIT_S;
 	for (unsigned spin = 0;; spin++) {
-		if (*counter >= target && (!drain || r->outstanding == 0))
+		if (*counter >= target && r->outstanding == 0)
 			break;
 		if (g_block)
 			sctpt_wait(r->ep, 1);
@@ -204,61 +236,46 @@ static int s_poll_until(struct rank *r, const uint64_t *counter, uint64_t target
 	return 0;
 }
 
-static int s_latency(struct rank *r, const struct plan *p, double *lat)
+/* Before the barrier that starts a size: the peer may send as soon as it left the barrier. */
+static void s_prepare(struct rank *r, enum test t, size_t size)
 {
-	int total = p->lat_warm + p->lat_iters;
-	double t0 = 0;
-	r->exp_len = p->size;
-	r->use_rbuf = 1;
-	for (int i = 0; i < total; i++) {
-		if (i == p->lat_warm)
-			t0 = now_s();
-		r->exp_seq = (uint32_t)i;
-		if (r->id == 0) {
-			stamp(r->sbuf, p->size, (uint32_t)i);
-			if (s_send(r, TAG_DATA, r->sbuf, p->size) ||
-			    s_poll_until(r, &r->ndata, r->ndata + 1, 1))
-				return -1;
-		} else {
-			if (s_poll_until(r, &r->ndata, r->ndata + 1, 1))
-				return -1;
-			stamp(r->sbuf, p->size, (uint32_t)i);
-			if (s_send(r, TAG_DATA, r->sbuf, p->size))
-				return -1;
-		}
-	}
-	*lat = (now_s() - t0) / p->lat_iters / 2 * 1e6;
-	r->use_rbuf = 0;
-	return 0;
+	r->exp_len = size;
+	r->per = t == T_LAT ? 1 : WINDOW;
+	r->ndata = r->nstarted = r->nack = 0;
 }
 
-static int s_bandwidth(struct rank *r, const struct plan *p, double *bw)
+/* One size of one test; rank 0's result in *out. */
+static int s_run(struct rank *r, enum test t, size_t size, double *out)
 {
-	int total = p->bw_warm + p->bw_reps;
-	double t0 = 0;
+	int loop = loop_of(t, size), skip = skip_of(t, size);
+	int w = t == T_LAT ? 1 : WINDOW;
+	int sends = r->id == 0 || t != T_BW, recvs = r->id == 1 || t != T_BW;
 	uint32_t ack = 0;
-	r->exp_len = p->size;
-	for (int rep = 0; rep < total; rep++) {
-		if (rep == p->bw_warm)
+	double t0 = 0;
+	for (int i = 0; i < loop + skip; i++) {
+		if (i == skip)
 			t0 = now_s();
-		r->exp_seq = (uint32_t)rep;
-		if (r->id == 0) {
-			stamp(r->sbuf, p->size, (uint32_t)rep); /* no send outstanding here */
-			for (int w = 0; w < p->window; w++)
-				if (s_send(r, TAG_DATA, r->sbuf, p->size))
-					return -1;
-			if (s_poll_until(r, &r->nack, r->nack + 1, 1))
+		if (t == T_LAT && r->id == 1 && s_poll_until(r, &r->ndata, (uint64_t)i + 1))
+			return -1;
+		stamp(r->sbuf, size, (uint32_t)i); /* no send of ours is outstanding here */
+		for (int k = 0; sends && k < w; k++)
+			if (s_send(r, TAG_DATA, r->sbuf, size))
 				return -1;
-		} else {
-			/* exp_seq changes only once the whole window arrived: the sender stamps the
-			 * next window after our ack. */
-			if (s_poll_until(r, &r->ndata, r->ndata + (uint64_t)p->window, 1) ||
-			    s_send(r, TAG_ACK, &ack, sizeof(ack)) || s_poll_until(r, &r->ndata, 0, 1))
+		if (t == T_LAT) {
+			if (r->id == 0 && s_poll_until(r, &r->ndata, (uint64_t)i + 1))
 				return -1;
+			continue;
 		}
+		if (recvs && s_poll_until(r, &r->ndata, (uint64_t)(i + 1) * WINDOW))
+			return -1;
+		if (t == T_BW && (r->id == 1 ? s_send(r, TAG_ACK, &ack, sizeof(ack)) ||
+						       s_poll_until(r, &r->ndata, 0)
+					     : s_poll_until(r, &r->nack, (uint64_t)i + 1)))
+			return -1;
 	}
 	double dt = now_s() - t0;
-	*bw = (double)p->size * p->window * p->bw_reps / dt / 1e6;
+	*out = t == T_LAT ? dt / loop / 2 * 1e6
+			  : (t == T_BIBW ? 2.0 : 1.0) * (double)size * WINDOW * loop / dt / 1e6;
 	return 0;
 }
 
@@ -280,14 +297,17 @@ static int sctp_phase(struct rank *r)
 		if (r->peer < 0)
 			e = fail(r, "sctpt_peer_add");
 	}
-	for (int i = 0; e == 0 && i < g_nsizes; i++) {
-		double lat = -1, bw = -1;
-		e = s_latency(r, &g_plan[i], &lat);
-		if (e == 0)
-			e = s_bandwidth(r, &g_plan[i], &bw);
-		if (r->id == 0) { /* rank 0 reports */
-			g_sh->res[i].sctp_lat = lat;
-			g_sh->res[i].sctp_bw = bw;
+	for (int t = 0; e == 0 && t < NTESTS; t++) {
+		for (int i = 0; e == 0 && (g_tests >> t & 1) && i < g_nsizes; i++) {
+			double v = -1;
+			if (t != T_LAT && g_sizes[i] == 0)
+				continue;
+			s_prepare(r, (enum test)t, g_sizes[i]);
+			e = barrier(r);
+			if (e == 0)
+				e = s_run(r, (enum test)t, g_sizes[i], &v);
+			if (r->id == 0) /* rank 0 reports */
+				g_sh->res[S_SCTP][t][i] = v;
 		}
 	}
 	if (e == 0)
@@ -297,120 +317,124 @@ static int sctp_phase(struct rank *r)
 	return e;
 }
 
-/* ---- TCP ---- */
+/* ---- TCP: messages are an 8-byte (length, sequence) prefix and the payload ---- */
 
-/* Receives busy-poll (MSG_DONTWAIT) as the SCTP side busy-polls sctpt_progress, so neither
- * pays a scheduler wake-up the other does not; sends block (with the socket's timeout). */
-static int full_io(int fd, void *buf, size_t len, int writing)
-{
-	unsigned char *p = buf;
-	double end = 0;
-	unsigned spins = 0;
-	while (len > 0) {
-		ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && !writing && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if ((++spins & 1023) == 0) {
-				if (end == 0)
-					end = now_s() + WAIT_S;
-				else if (now_s() > end)
-					return -1;
-			}
-			continue;
-		}
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int t_send(int fd, const void *buf, uint32_t len, uint32_t seq)
-{
-	uint32_t hdr[2] = {htonl(len), htonl(seq)};
-	struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)buf, len}};
-	size_t want = sizeof(hdr) + len;
-	ssize_t n;
-	do
-		n = writev(fd, iov, len ? 2 : 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
-	if ((size_t)n == want)
-		return 0;
-	/* short write: finish the rest */
-	if ((size_t)n < sizeof(hdr)) {
-		if (full_io(fd, (unsigned char *)hdr + n, sizeof(hdr) - (size_t)n, 1))
-			return -1;
-		n = sizeof(hdr);
-	}
-	return full_io(fd, (unsigned char *)buf + ((size_t)n - sizeof(hdr)),
-		       want - (size_t)n, 1);
-}
-
-/* Receives one message into rbuf and checks its length and stamp. */
-static int t_recv(int fd, unsigned char *rbuf, uint32_t len, uint32_t seq)
-{
+struct tcp_dir {
+	int left;           /* messages still to move */
+	size_t off;         /* bytes of the current message moved (prefix included) */
 	uint32_t hdr[2];
-	if (full_io(fd, hdr, sizeof(hdr), 0) || ntohl(hdr[0]) != len || ntohl(hdr[1]) != seq)
-		return -1;
-	if (full_io(fd, rbuf, len, 0))
-		return -1;
-	return stamp_ok(rbuf, len, seq) ? 0 : -1;
-}
+	size_t len;         /* payload bytes per message */
+	uint32_t seq;
+	unsigned char *buf;
+};
 
-static int t_latency(struct rank *r, int fd, const struct plan *p, double *lat)
+/* Moves what the socket takes without blocking: 1 progressed, 0 nothing, -1 error. */
+static int t_out(int fd, struct tcp_dir *d)
 {
-	uint32_t len = (uint32_t)p->size;
-	int total = p->lat_warm + p->lat_iters;
-	double t0 = 0;
-	for (int i = 0; i < total; i++) {
-		uint32_t seq = (uint32_t)i;
-		if (i == p->lat_warm)
-			t0 = now_s();
-		stamp(r->sbuf, len, seq);
-		int e = r->id == 0 ? t_send(fd, r->sbuf, len, seq) || t_recv(fd, r->rbuf, len, seq)
-				   : t_recv(fd, r->rbuf, len, seq) || t_send(fd, r->sbuf, len, seq);
-		if (e)
-			return fail(r, "tcp ping-pong failed or data damaged");
+	if (!d->left)
+		return 0;
+	uint32_t hdr[2] = {htonl((uint32_t)d->len), htonl(d->seq)};
+	struct iovec iov[2] = {{(char *)hdr + d->off, d->off < 8 ? 8 - d->off : 0},
+			       {d->buf + (d->off > 8 ? d->off - 8 : 0), d->len - (d->off > 8 ? d->off - 8 : 0)}};
+	struct msghdr mh = {.msg_iov = d->off < 8 ? iov : iov + 1, .msg_iovlen = d->off < 8 ? 2 : 1};
+	ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	d->off += (size_t)n;
+	if (d->off == 8 + d->len) {
+		d->off = 0;
+		d->left--;
 	}
-	*lat = (now_s() - t0) / p->lat_iters / 2 * 1e6;
-	return 0;
+	return 1;
 }
 
-static int t_bandwidth(struct rank *r, int fd, const struct plan *p, double *bw)
+static int t_in(int fd, struct tcp_dir *d)
 {
-	uint32_t len = (uint32_t)p->size, ack = 0;
-	int total = p->bw_warm + p->bw_reps;
-	double t0 = 0;
-	for (int rep = 0; rep < total; rep++) {
-		uint32_t seq = (uint32_t)rep;
-		if (rep == p->bw_warm)
-			t0 = now_s();
-		stamp(r->sbuf, len, seq);
-		for (int w = 0; w < p->window; w++) {
-			int e = r->id == 0 ? t_send(fd, r->sbuf, len, seq)
-					   : t_recv(fd, r->rbuf, len, seq);
-			if (e)
-				return fail(r, "tcp stream failed or data damaged");
+	if (!d->left)
+		return 0;
+	struct iovec iov[2] = {{(char *)d->hdr + d->off, d->off < 8 ? 8 - d->off : 0},
+			       {d->buf + (d->off > 8 ? d->off - 8 : 0), d->len - (d->off > 8 ? d->off - 8 : 0)}};
+	struct msghdr mh = {.msg_iov = d->off < 8 ? iov : iov + 1, .msg_iovlen = d->off < 8 ? 2 : 1};
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+	if (n == 0)
+		return -1;
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	d->off += (size_t)n;
+	if (d->off >= 8 && ntohl(d->hdr[0]) != d->len)
+		return -1;
+	if (d->off == 8 + d->len) {
+		if (ntohl(d->hdr[1]) != d->seq || !stamp_ok(d->buf, d->len, d->seq))
+			return -1;
+		d->off = 0;
+		d->left--;
+	}
+	return 1;
+}
+
+/* Sends nsend messages of slen bytes from sbuf and receives nrecv of rlen into rbuf, both
+ * stamped seq, at once (neither side may block the other), waiting as the mode says. */
+static int t_move(int fd, unsigned char *sbuf, size_t slen, int nsend, unsigned char *rbuf,
+		  size_t rlen, int nrecv, uint32_t seq)
+{
+	struct tcp_dir o = {.left = nsend, .len = slen, .seq = seq, .buf = sbuf};
+	struct tcp_dir in = {.left = nrecv, .len = rlen, .seq = seq, .buf = rbuf};
+	double end = 0;
+	for (unsigned spin = 0; o.left || in.left; spin++) {
+		int a = t_out(fd, &o), b = t_in(fd, &in);
+		if (a < 0 || b < 0)
+			return -1;
+		if (a || b)
+			continue;
+		if (g_block) {
+			struct pollfd p = {fd, (short)((in.left ? POLLIN : 0) | (o.left ? POLLOUT : 0)), 0};
+			poll(&p, 1, 1);
 		}
-		if (r->id == 0 ? full_io(fd, &ack, sizeof(ack), 0) : full_io(fd, &ack, sizeof(ack), 1))
-			return fail(r, "tcp ack failed");
+		if ((spin & 1023) == 1023 || g_block) {
+			if (end == 0)
+				end = now_s() + WAIT_S;
+			else if (now_s() > end)
+				return -1;
+		}
 	}
-	*bw = (double)p->size * p->window * p->bw_reps / (now_s() - t0) / 1e6;
 	return 0;
 }
 
-static int tcp_setup(int fd)
+static int t_run(struct rank *r, int fd, enum test t, size_t size, double *out)
 {
-	int one = 1;
-	struct timeval tv = {.tv_sec = (time_t)WAIT_S};
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
-		return -1;
+	int loop = loop_of(t, size), skip = skip_of(t, size), me = r->id;
+	double t0 = 0;
+	unsigned char ack[4];
+	stamp(ack, sizeof(ack), 0);
+	for (int i = 0; i < loop + skip; i++) {
+		uint32_t seq = (uint32_t)i;
+		int e;
+		if (i == skip)
+			t0 = now_s();
+		stamp(r->sbuf, size, seq);
+		switch (t) {
+		case T_LAT:
+			e = me == 0 ? t_move(fd, r->sbuf, size, 1, NULL, 0, 0, seq) ||
+					      t_move(fd, NULL, 0, 0, r->rbuf[0], size, 1, seq)
+				    : t_move(fd, NULL, 0, 0, r->rbuf[0], size, 1, seq) ||
+					      t_move(fd, r->sbuf, size, 1, NULL, 0, 0, seq);
+			break;
+		case T_BW:
+			e = me == 0 ? t_move(fd, r->sbuf, size, WINDOW, NULL, 0, 0, seq) ||
+					      t_move(fd, NULL, 0, 0, ack, 4, 1, 0)
+				    : t_move(fd, NULL, 0, 0, r->rbuf[0], size, WINDOW, seq) ||
+					      t_move(fd, ack, 4, 1, NULL, 0, 0, 0);
+			break;
+		default:
+			e = t_move(fd, r->sbuf, size, WINDOW, r->rbuf[0], size, WINDOW, seq);
+			break;
+		}
+		if (e)
+			return fail(r, "tcp transfer failed, timed out or data damaged");
+	}
+	double dt = now_s() - t0;
+	*out = t == T_LAT ? dt / loop / 2 * 1e6
+			  : (t == T_BIBW ? 2.0 : 1.0) * (double)size * WINDOW * loop / dt / 1e6;
 	return 0;
 }
 
@@ -418,7 +442,7 @@ static int tcp_connect_pair(struct rank *r)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof(sa);
-	int fd = -1, lfd = -1;
+	int fd = -1, lfd = -1, one = 1;
 	if (r->id == 1) {
 		lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1) ||
@@ -440,7 +464,8 @@ static int tcp_connect_pair(struct rank *r)
 			fd = -1;
 		}
 	}
-	if (fd >= 0 && tcp_setup(fd)) {
+	if (fd >= 0 && (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK))) {
 		close(fd);
 		fd = -1;
 	}
@@ -456,15 +481,16 @@ static int tcp_phase(struct rank *r)
 	if (fd < 0)
 		return fail(r, "tcp connect");
 	int e = 0;
-	for (int i = 0; e == 0 && i < g_nsizes; i++) {
-		struct result *res = &g_sh->res[i];
-		double lat = -1, bw = -1;
-		e = t_latency(r, fd, &g_plan[i], &lat);
-		if (e == 0)
-			e = t_bandwidth(r, fd, &g_plan[i], &bw);
-		if (r->id == 0) {
-			res->tcp_lat = lat;
-			res->tcp_bw = bw;
+	for (int t = 0; e == 0 && t < NTESTS; t++) {
+		for (int i = 0; e == 0 && (g_tests >> t & 1) && i < g_nsizes; i++) {
+			double v = -1;
+			if (t != T_LAT && g_sizes[i] == 0)
+				continue;
+			e = barrier(NULL);
+			if (e == 0)
+				e = t_run(r, fd, (enum test)t, g_sizes[i], &v);
+			if (r->id == 0)
+				g_sh->res[S_TCP][t][i] = v;
 		}
 	}
 	close(fd);
@@ -476,40 +502,20 @@ static int tcp_phase(struct rank *r)
 static int rank_main(int id, size_t maxsize)
 {
 	struct rank r = {.id = id, .peer = -1};
+	int e = 0;
 	r.sbuf = calloc(1, maxsize ? maxsize : 1);
-	r.rbuf = calloc(1, maxsize ? maxsize : 1);
-	if (!r.sbuf || !r.rbuf)
+	r.rbuf[0] = calloc(1, maxsize ? maxsize : 1);
+	r.rbuf[1] = calloc(1, maxsize ? maxsize : 1);
+	if (!r.sbuf || !r.rbuf[0] || !r.rbuf[1])
 		return fail(&r, "out of memory");
-	int e = sctp_phase(&r);
-	if (e == 0)
-		e = barrier(NULL);
-	if (e == 0)
-		e = tcp_phase(&r);
+	if (g_sides & 1 << S_SCTP)
+		e = sctp_phase(&r);
+	if (e == 0 && (g_sides & 1 << S_TCP))
+		e = barrier(NULL) || tcp_phase(&r);
 	free(r.sbuf);
-	free(r.rbuf);
+	free(r.rbuf[0]);
+	free(r.rbuf[1]);
 	return e ? 1 : 0;
-}
-
-static int scaled(double n, double scale, int min)
-{
-	double v = n * scale;
-	return v < min ? min : (int)v;
-}
-
-static void make_plan(struct plan *p, size_t size, double scale)
-{
-	double lat = size <= 4096 ? 2000 : size <= 32768 ? 1000 : size <= 65536 ? 500
-		   : size <= 262144 ? 200 : size <= 1048576 ? 60 : 20;
-	p->size = size;
-	p->lat_iters = scaled(lat, scale, 3);
-	p->lat_warm = scaled(lat / 10, scale, 2);
-	size_t w = size ? WINDOW_BYTES / size : WINDOW_MAX;
-	p->window = w > WINDOW_MAX ? WINDOW_MAX : w < 2 ? 2 : (int)w;
-	/* about 256 MiB per size, between 10 and 300 windows */
-	double reps = size ? 268435456.0 / ((double)size * p->window) : 300;
-	reps = reps < 10 ? 10 : reps > 300 ? 300 : reps;
-	p->bw_reps = scaled(reps, scale, 3);
-	p->bw_warm = scaled(reps / 10, scale, 1);
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -546,15 +552,39 @@ static int parse_sizes(const char *arg, size_t *sizes)
 	return n;
 }
 
+static int parse_tests(const char *arg)
+{
+	char buf[64];
+	int m = 0;
+	if (strlen(arg) >= sizeof(buf))
+		return -1;
+	strcpy(buf, arg);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int t;
+		for (t = 0; t < NTESTS && strcmp(tok, test_name[t]); t++)
+			;
+		if (t == NTESTS)
+			return -1;
+		m |= 1 << t;
+	}
+	return m;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sctpt_bench [--sizes LIST] [--iters-scale F] [--quick]\n"
+	fprintf(f, "usage: sctpt_bench [--tests lat,bw,bibw] [--only sctp|tcp] [--sizes LIST]\n"
+		   "                   [--iters-scale F] [--quick] [--wait] [--dat]\n"
+		   "  --tests LIST      which tests (default all three)\n"
+		   "  --only SIDE       run the core (sctp) or TCP sockets (tcp) only\n"
 		   "  --sizes LIST      comma-separated message sizes, K/M suffixes allowed\n"
-		   "                    (default 0,8,64,512,4K,32K,64K,256K,1M,4M; at most 64M)\n"
-		   "  --iters-scale F   multiply every iteration count by F (default 1)\n"
+		   "                    (default 0, 1, 2, 4, ... 4M; at most 64M)\n"
+		   "  --iters-scale F   multiply every OSU iteration count by F (default 1)\n"
 		   "  --quick           same as --iters-scale 0.1\n"
-		   "  --wait            drive the core with sctpt_wait(ep, 1) (sleeps in poll, like\n"
-		   "                    the blocking TCP side) instead of busy-polling sctpt_progress\n");
+		   "  --wait            both sides sleep until data arrives (sctpt_wait, poll)\n"
+		   "                    instead of busy-polling (sctpt_progress, non-blocking\n"
+		   "                    sockets retried)\n"
+		   "  --dat             print \"# <side> <test> <unit>\" and \"<size> <value>\" lines\n"
+		   "                    instead of the table (for benchmarks/btl/compare.sh)\n");
 }
 
 static void fmt_size(size_t s, char *buf, size_t len)
@@ -567,58 +597,93 @@ static void fmt_size(size_t s, char *buf, size_t len)
 		snprintf(buf, len, "%zu B", s);
 }
 
-static void print_num(double v, const char *fmt)
+static void print_cell(double v, int prec)
 {
 	if (v < 0)
-		printf(" | %12s", "-");
+		printf(" | %9s", "-");
 	else
-		printf(fmt, v);
+		printf(" | %9.*f", prec, v);
 }
 
 static void print_table(void)
 {
-	printf("%9s | %14s | %12s | %12s | %12s\n", "size", "sctp lat (us)", "tcp lat (us)",
-	       "sctp MB/s", "tcp MB/s");
-	printf("----------+----------------+--------------+--------------+-------------\n");
+	printf("%9s", "size");
+	for (int t = 0; t < NTESTS; t++) {
+		if (!(g_tests >> t & 1))
+			continue;
+		printf(" | %4s sctp | %4s  tcp | %9s", test_name[t], test_name[t], "sctp/tcp");
+	}
+	printf("\n");
 	for (int i = 0; i < g_nsizes; i++) {
-		const struct result *r = &g_sh->res[i];
 		char sz[32];
-		fmt_size(g_plan[i].size, sz, sizeof(sz));
+		fmt_size(g_sizes[i], sz, sizeof(sz));
 		printf("%9s", sz);
-		if (r->sctp_lat < 0)
-			printf(" | %14s", "-");
-		else
-			printf(" | %14.2f", r->sctp_lat);
-		print_num(r->tcp_lat, " | %12.2f");
-		print_num(r->sctp_bw, " | %12.1f");
-		print_num(r->tcp_bw, " | %12.1f");
+		for (int t = 0; t < NTESTS; t++) {
+			double s = g_sh->res[S_SCTP][t][i], c = g_sh->res[S_TCP][t][i];
+			if (!(g_tests >> t & 1))
+				continue;
+			print_cell(s, t == T_LAT ? 2 : 1);
+			print_cell(c, t == T_LAT ? 2 : 1);
+			print_cell(s > 0 && c > 0 ? s / c : -1, 2);
+		}
 		printf("\n");
+	}
+}
+
+static void print_dat(void)
+{
+	static const char *const side[NSIDES] = {"sctp", "tcp"};
+	for (int s = 0; s < NSIDES; s++) {
+		for (int t = 0; t < NTESTS; t++) {
+			if (!(g_sides >> s & 1) || !(g_tests >> t & 1))
+				continue;
+			printf("# %s %s %s\n", side[s], test_name[t], t == T_LAT ? "us" : "MB/s");
+			for (int i = 0; i < g_nsizes; i++)
+				if (g_sh->res[s][t][i] >= 0)
+					printf("%zu %.2f\n", g_sizes[i], g_sh->res[s][t][i]);
+		}
 	}
 }
 
 int main(int argc, char **argv)
 {
-	size_t sizes[MAX_SIZES] = {0, 8, 64, 512, 4096, 32768, 65536, 262144, 1048576, 4194304};
-	double scale = 1.0;
-	g_nsizes = 10;
+	int dat = 0;
+	g_nsizes = 0;
+	g_sizes[g_nsizes++] = 0;
+	for (size_t s = 1; s <= (4u << 20); s *= 2)
+		g_sizes[g_nsizes++] = s;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-			g_nsizes = parse_sizes(argv[++i], sizes);
+			g_nsizes = parse_sizes(argv[++i], g_sizes);
 			if (g_nsizes <= 0) {
 				fprintf(stderr, "sctpt_bench: bad --sizes '%s'\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--tests") && i + 1 < argc) {
+			if ((g_tests = parse_tests(argv[++i])) <= 0) {
+				fprintf(stderr, "sctpt_bench: bad --tests '%s'\n", argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			i++;
+			g_sides = !strcmp(argv[i], "sctp") ? 1 << S_SCTP : !strcmp(argv[i], "tcp") ? 1 << S_TCP : 0;
+			if (!g_sides) {
+				fprintf(stderr, "sctpt_bench: bad --only '%s'\n", argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--iters-scale") && i + 1 < argc) {
 			char *end;
-			scale = strtod(argv[++i], &end);
-			if (*end || !(scale > 0) || scale > 100) {
+			g_scale = strtod(argv[++i], &end);
+			if (*end || !(g_scale > 0) || g_scale > 100) {
 				fprintf(stderr, "sctpt_bench: bad --iters-scale '%s'\n", argv[i]);
 				return 2;
 			}
 		} else if (!strcmp(argv[i], "--wait")) {
 			g_block = 1;
+		} else if (!strcmp(argv[i], "--dat")) {
+			dat = 1;
 		} else if (!strcmp(argv[i], "--quick")) {
-			scale = 0.1;
+			g_scale = 0.1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
@@ -628,24 +693,29 @@ int main(int argc, char **argv)
 		}
 	}
 	size_t maxsize = 0;
-	for (int i = 0; i < g_nsizes; i++) {
-		make_plan(&g_plan[i], sizes[i], scale);
-		if (sizes[i] > maxsize)
-			maxsize = sizes[i];
-	}
+	for (int i = 0; i < g_nsizes; i++)
+		if (g_sizes[i] > maxsize)
+			maxsize = g_sizes[i];
 	g_sh = mmap(NULL, sizeof(*g_sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g_sh == MAP_FAILED) {
 		perror("sctpt_bench: mmap");
 		return 1;
 	}
-	for (int i = 0; i < MAX_SIZES; i++)
-		g_sh->res[i] = (struct result){-1, -1, -1, -1};
-	printf("sctpt_bench: loopback 127.0.0.1, iterations x%g, sctp side %s\n", scale,
-	       g_block ? "sleeps in sctpt_wait" : "busy-polls sctpt_progress");
-	fflush(NULL);
+	for (int s = 0; s < NSIDES; s++)
+		for (int t = 0; t < NTESTS; t++)
+			for (int i = 0; i < MAX_SIZES; i++)
+				g_sh->res[s][t][i] = -1;
+	if (!dat) {
+		printf("sctpt_bench: the SCTP core (sctp) vs TCP sockets (tcp), loopback, OSU pattern "
+		       "(iterations x%g); both %s\n", g_scale,
+		       g_block ? "sleep until data arrives (sctpt_wait / poll)"
+			       : "busy-poll (sctpt_progress / non-blocking recv and send)");
+		printf("lat: one-way us (lower is better); bw, bibw: MB/s (higher is better)\n");
+		fflush(NULL);
+	}
 	pid_t pids[2];
 	int failed = 0;
-	unsigned limit = (unsigned)(600 * (scale < 1 ? 1 : scale)) + 60;
+	unsigned limit = (unsigned)(1800 * (g_scale < 1 ? 1 : g_scale)) + 60;
 	for (int id = 0; id < 2; id++) {
 		pids[id] = fork();
 		if (pids[id] < 0) {
@@ -670,7 +740,10 @@ int main(int argc, char **argv)
 			failed = 1;
 		}
 	}
-	print_table();
+	if (dat)
+		print_dat();
+	else
+		print_table();
 	munmap(g_sh, sizeof(*g_sh));
 	return failed;
 }
