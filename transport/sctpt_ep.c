@@ -36,6 +36,9 @@ void sctpt_config_init(struct sctpt_config *c)
 	c->sack_freq = 1;
 	c->stripe_small = 16 * 1024;
 	c->handler.events = 1;
+	/* the engine for every endpoint of the process, e.g. to run a test suite on another */
+	const char *be = getenv("SCTPT_BACKEND");
+	c->backend = be && *be ? be : NULL;
 }
 
 uint16_t sctpt_stream_default(uint32_t context, int32_t tag, uint16_t nstreams)
@@ -59,7 +62,8 @@ uint64_t sctpt_now_ms(void)
 /* ---- backends ---- */
 
 static pthread_mutex_t g_be_lock = PTHREAD_MUTEX_INITIALIZER;
-static const struct sctpt_backend *g_backends[8] = {&sctpt_backend_usrsctp};
+static const struct sctpt_backend *g_backends[8] = {&sctpt_backend_usrsctp,
+							&sctpt_backend_native};
 
 int sctpt_backend_register(const struct sctpt_backend *be)
 {

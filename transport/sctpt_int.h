@@ -260,6 +260,7 @@ struct sctpt_ep {
 	int ndone, npolled;
 	/* free lists: no allocation per message, per fragment or per completion */
 	struct sctpt_pool tx_pool, buf_pool, frag_pool, cq_pool;
+	void *engine;              /* the engine's own state (NULL for usrsctp) */
 };
 
 /* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
@@ -383,6 +384,7 @@ int sctpt_udp_wait(struct sctpt_ep *ep, int timeout_ms);
 int sctpt_path_next(struct sctpt_peer *p, int from);
 
 extern const struct sctpt_backend sctpt_backend_usrsctp;
+extern const struct sctpt_backend sctpt_backend_native; /* sctpt_native.c */
 /* Makes a backend selectable by name through cfg.backend (tests register their fake one). */
 int sctpt_backend_register(const struct sctpt_backend *be);
 
