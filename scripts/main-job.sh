@@ -11,10 +11,13 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/_build/gcc}" && pwd)
+# The ranks share this host: the core's shared memory between same-host peers stays off, so
+# that SCTP over loopback is measured, as between hosts (SCTPT_SHM=1 measures it instead).
+export SCTPT_SHM=${SCTPT_SHM:-0}
 status=0
 scale=()
 [ "${QUICK:-0}" = 1 ] && scale=(--quick)
-echo "== SCTP core vs TCP sockets (loopback, OSU pattern, both busy-poll)"
+echo "== SCTP core vs TCP sockets (loopback, OSU pattern, both busy-poll; SCTPT_SHM=$SCTPT_SHM)"
 bash "$top/benchmarks/core/run.sh" "$build" "${scale[@]}" || status=1
 if [ -f "$build/ompi-btl/.libs/mca_btl_sctp.so" ]; then
 	echo

@@ -17,7 +17,7 @@ int main(int argc, char **argv)
 	float *s = bench_buf(o.max, 0), *r = bench_buf(o.max, 0);
 	if (0 == rank)
 		printf("# allreduce us\n");
-	for (size_t size = sizeof(float); size <= o.max; size *= 2) {
+	for (size_t size = bench_first(&o, sizeof(float)); size <= o.max; size *= 2) {
 		int loop = bench_loop(&o, size), skip = bench_skip(&o, size);
 		int count = (int)(size / sizeof(float));
 		double t0 = 0, t, sum;

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 	char *sbuf = bench_buf(o.max, 'a'), *rbuf = bench_buf(o.max, 'b');
 	if (0 == rank)
 		printf("# %s MB/s\n", BIDIR ? "bibw" : "bw");
-	for (size_t size = 1; size <= o.max; size *= 2) {
+	for (size_t size = bench_first(&o, 1); size <= o.max; size *= 2) {
 		int loop = bench_loop(&o, size), skip = bench_skip(&o, size);
 		int peer = 1 - rank;
 		double t0 = 0;

@@ -5,7 +5,7 @@
  * warm-up and the time of the LOOP that follows is averaged. Each program prints
  * "# <test> <unit>" and then "<size> <value>" per size on rank 0.
  *
- * Options: -m MAX (largest size), -q F (multiply every iteration count by F, for quick runs;
+ * Options: -m MAX (largest size), -n MIN (smallest size, for profiling one size), -q F (multiply every iteration count by F, for quick runs;
  * 1 is OSU's own counts), -i LOOP / -I LOOP_LARGE / -x SKIP / -X SKIP_LARGE (override them).
  */
 #ifndef BENCH_COMMON_H
@@ -22,7 +22,7 @@
 #define BENCH_WINDOW 64  /* osu_bw, osu_bibw, osu_mbw_mr */
 
 struct bench_opts {
-	size_t max;
+	size_t min, max;
 	int loop, loop_large, skip, skip_large;
 	const char *sync; /* one-sided: lock, flush, fence */
 };
@@ -34,11 +34,13 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int 
 	double q = 1;
 	int c;
 
+	o->min = 0;
 	o->max = BENCH_MAX_SIZE;
 	o->sync = NULL;
 	o->loop = o->loop_large = o->skip = o->skip_large = -1;
-	while ((c = getopt(argc, argv, "m:q:i:I:x:X:s:")) != -1) {
+	while ((c = getopt(argc, argv, "n:m:q:i:I:x:X:s:")) != -1) {
 		switch (c) {
+		case 'n': o->min = strtoul(optarg, NULL, 0); break;
 		case 'm': o->max = strtoul(optarg, NULL, 0); break;
 		case 'q': q = strtod(optarg, NULL); break;
 		case 'i': o->loop = atoi(optarg); break;
@@ -47,7 +49,7 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int 
 		case 'X': o->skip_large = atoi(optarg); break;
 		case 's': o->sync = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s [-m max] [-q scale] [-i loop] [-I loop_large] "
+			fprintf(stderr, "usage: %s [-n min] [-m max] [-q scale] [-i loop] [-I loop_large] "
 				"[-x skip] [-X skip_large] [-s sync]\n", argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
@@ -58,6 +60,12 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int 
 	o->skip = BENCH_SCALED(o->skip, skip);
 	o->skip_large = BENCH_SCALED(o->skip_large, skip_large);
 #undef BENCH_SCALED
+}
+
+/* The first size of a test starting at from: from, or the -n size when larger. */
+static inline size_t bench_first(const struct bench_opts *o, size_t from)
+{
+	return o->min > from ? o->min : from;
 }
 
 static inline int bench_loop(const struct bench_opts *o, size_t size)

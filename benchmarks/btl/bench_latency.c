@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 	char *sbuf = bench_buf(o.max, 'a'), *rbuf = bench_buf(o.max, 'b');
 	if (0 == rank)
 		printf("# latency us\n");
-	for (size_t size = 0; size <= o.max; size = bench_next(size)) {
+	for (size_t size = bench_first(&o, 0); size <= o.max; size = bench_next(size)) {
 		int loop = bench_loop(&o, size), skip = bench_skip(&o, size);
 		double t0 = 0;
 

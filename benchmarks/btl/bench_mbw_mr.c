@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	char *sbuf = bench_buf(o.max, 'a'), *rbuf = bench_buf(o.max, 'b');
 	if (0 == rank)
 		printf("# mbw_mr MB/s msgs/s (%d pairs)\n", pairs);
-	for (size_t size = 1; size <= o.max; size *= 2) {
+	for (size_t size = bench_first(&o, 1); size <= o.max; size *= 2) {
 		int loop = bench_loop(&o, size), skip = bench_skip(&o, size);
 		double t0 = 0, t, tmax;
 

@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	char *wmem = bench_buf(span, 0);
 	if (0 == rank)
 		printf("# osc %s %s %s\n", test, 6 == t ? "fence" : o.sync, bw ? "MB/s" : "us");
-	for (size_t n = bw || 6 == t ? 1 : 0; n <= o.max; n = bench_next(n)) {
+	for (size_t n = bench_first(&o, bw || 6 == t ? 1 : 0); n <= o.max; n = bench_next(n)) {
 		int loop = bench_loop(&o, n), skip = bench_skip(&o, n);
 		size_t wlen = n * (bw ? OSC_WINDOW : 1);
 		double v;

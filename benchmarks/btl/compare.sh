@@ -14,6 +14,8 @@
 #   OLD=DIR        also run the btl sctp built in another build directory DIR (column "old")
 #   SCTP_MCA="..." extra mpirun options for the sctp runs (e.g. "--mca btl_sctp_eager_limit N")
 #   IFACE=eth0     interfaces (default lo); HOSTS=a,b to run on two hosts (same paths)
+#   SCTPT_SHM=1    let the core use shared memory between the ranks of this host (default 0:
+#                  the ranks talk SCTP over IFACE, as between hosts)
 set -u
 build=${1:?usage: compare.sh <build dir> [output dir]}
 build=$(cd "$build" && pwd) || exit 2
@@ -40,7 +42,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 iface=${IFACE:-lo}
 opts=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1
 	--mca btl_tcp_if_include "$iface" --mca btl_sctp_if_include "$iface"
-	--mca btl_base_warn_component_unused 0)
+	--mca btl_base_warn_component_unused 0 -x SCTPT_SHM="${SCTPT_SHM:-0}")
 [ -n "${HOSTS:-}" ] && opts+=(--host "$HOSTS")
 if grep -q -- '-fsanitize=address' "$bench/Makefile" 2>/dev/null; then
 	opts+=(-x LD_PRELOAD="$(gcc -print-file-name=libasan.so)" -x ASAN_OPTIONS=detect_leaks=0)
@@ -66,8 +68,8 @@ run() {
 	case $t in mbw_mr | allreduce) np=$np_multi ;; esac
 	case $s in
 	core)
-		timeout -k 5 900 "$core" --only sctp --tests "$(core_test "$t")" --iters-scale "$q" \
-			--dat >"$log" 2>&1 ;;
+		SCTPT_SHM=${SCTPT_SHM:-0} timeout -k 5 900 "$core" --only sctp \
+			--tests "$(core_test "$t")" --iters-scale "$q" --dat >"$log" 2>&1 ;;
 	*)
 		local path=$build/ompi-btl/.libs btl=sctp extra=("${sctp_mca[@]}")
 		[ "$s" = old ] && path=$old
@@ -180,7 +182,7 @@ goals() {
 
 {
 	echo "Open MPI ob1: btl sctp vs the SCTP core alone vs btl tcp, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "OSU methodology, iterations x$q; every stack busy-polls; median of $reps alternating runs${SCTP_MCA:+; sctp runs with $SCTP_MCA}${old:+; old: $old}"
+	echo "OSU methodology, iterations x$q; every stack busy-polls; the core's same-host shared memory $([ "${SCTPT_SHM:-0}" = 0 ] && echo off: SCTP over $iface || echo on); median of $reps alternating runs${SCTP_MCA:+; sctp runs with $SCTP_MCA}${old:+; old: $old}"
 	for t in $tests; do
 		table "$t"
 		[ "$t" = mbw_mr ] && table mbw_mr 3

@@ -30,7 +30,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 iface=${IFACE:-lo}
 opts=(--allow-run-as-root --oversubscribe --bind-to none -np 2 --mca pml ob1
 	--mca btl_tcp_if_include "$iface" --mca btl_sctp_if_include "$iface"
-	--mca btl_base_warn_component_unused 0)
+	--mca btl_base_warn_component_unused 0 -x SCTPT_SHM="${SCTPT_SHM:-0}")
 new=$build/ompi-btl/.libs
 declare -A stack=(
 	[rdma]="--mca mca_base_component_path $new:$compdir --mca btl self,sctp --mca osc rdma --mca osc_rdma_btls sctp"

@@ -17,9 +17,11 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 
 # Our component first, then Open MPI's own: exactly what README.md tells users.
 # MPI_BASE_OPTS: everything but the interfaces; MPI_OPTS adds loopback for both BTLs.
+# The ranks share a host: SCTPT_SHM=0 keeps the core's shared memory for same-host peers out,
+# so that SCTP is what these tests exercise (p2p.sh runs the shared-memory path once).
 MPI_BASE_OPTS=(--allow-run-as-root --oversubscribe --bind-to none
 	--mca mca_base_component_path "$BTL_LIBDIR:$OMPI_COMPONENTDIR"
-	--mca pml ob1 --mca btl_base_warn_component_unused 0)
+	--mca pml ob1 --mca btl_base_warn_component_unused 0 -x SCTPT_SHM=0)
 if [ "${SANITIZERS:-no}" = yes ]; then
 	# The ASan-built component is dlopened by the ranks: preload the runtime everywhere and
 	# do not report Open MPI's own leaks.

@@ -15,7 +15,9 @@ card_of() {
 	out=$("${pre[@]}" timeout -k 10 "$RUN_TIMEOUT" "$MPIRUN" "${MPI_BASE_OPTS[@]}" -np 2 \
 		--mca btl self,sctp --mca btl_base_verbose 10 "$@" ./btl_p2p 1024 2>&1) ||
 		{ echo "$out" >&2; return 1; }
-	echo "$out" | sed -n 's/.*btl sctp: bound .*card "sctpt1 [0-9]* [0-9]* \([^"]*\)".*/\1/p' | head -n 1
+	# the addresses of the card (a same-host " shm=<token>" after them is not an address)
+	echo "$out" | sed -n 's/.*btl sctp: bound .*card "sctpt1 [0-9]* [0-9]* \([^"]*\)".*/\1/p' | head -n 1 |
+		sed 's/ shm=[^ ]*//'
 }
 
 # expect WANT [ip netns exec NS] -- OPTIONS...: the card's addresses, in any order, are WANT

@@ -11,6 +11,12 @@ out=$(run_btl vader,sctp 4 --mca btl_base_verbose 10 ./btl_p2p $((1 << 20))) ||
 [ "$(echo "$out" | grep -c 'btl sctp: bound ')" -eq 4 ] || { echo "$out"; die "self,vader,sctp: btl sctp did not start on every rank"; }
 echo "self,vader,sctp np=4: same answers, sctp started on every rank"
 compare_btls 8 ./btl_p2p $((256 << 10))
+# the core's shared memory between same-host peers (SCTPT_SHM=1, the core's default), under ob1
+out=$(run_btl sctp 4 -x SCTPT_SHM=1 ./btl_p2p $((1 << 20))) ||
+	{ echo "$out"; die "sctp with the core's shared memory failed"; }
+[ "$(echo "$out" | grep '^CHECK')" = "$(run_btl tcp 4 ./btl_p2p $((1 << 20)) | grep '^CHECK')" ] ||
+	{ echo "$out"; die "sctp with the core's shared memory: answers differ from tcp"; }
+echo "sctp np=4 with the core's shared memory: same answers as tcp"
 # the encapsulation port range: both ranks' cards carry a UDP port inside it
 base=$((20000 + RANDOM % 20000))
 out=$(run_btl sctp 2 --mca btl_sctp_udp_port_min $base --mca btl_sctp_udp_port_range 50 \
