@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/sm_bytes.h"
 
@@ -45,6 +46,7 @@ struct sctpe_assoc *sctpe_assoc_new(struct sctpe_ep *e, struct sctpt_peer *p, in
 		return NULL;
 	a->e = e;
 	a->peer = p;
+	p->registered = 1; /* the core probes its paths and reports their changes */
 	a->rail = rail;
 	a->in = in;
 	a->sel = sel_of(p, rail, in);
@@ -126,9 +128,7 @@ static void raw_send(struct sctpe_ep *e, struct sctpt_sel *sel, uint16_t sport, 
 		return;
 	if (len)
 		memcpy(c + SCTPE_CHUNK_HDR_LEN, body, len);
-	size_t n = sctpe_pb_finish(&b, e->crc);
-	e->st.pkts_out++;
-	sctpt_udp_output(sel, e->pkt, n);
+	sctpe_send(e, sel, e->pkt, sctpe_pb_finish(&b, e->crc));
 }
 
 void sctpe_ctrl(struct sctpe_assoc *a, uint8_t type, uint8_t flags, const void *body, size_t len)
@@ -158,6 +158,9 @@ void sctpe_assoc_abort(struct sctpe_assoc *a, uint16_t cause, const char *text, 
 		return;
 	if (cause)
 		n = cause_put(body, sizeof(body), cause, text, text ? strlen(text) : 0);
+	if (a->e->debug)
+		fprintf(stderr, "sctpe %d: ABORT to %s (%s): cause %u %s, state %d\n", (int)getpid(),
+			a->peer->card, a->in ? "in" : "out", cause, text ? text : "", a->state);
 	if (a->peer_vtag) { /* known once the handshake got that far */
 		sctpe_ctrl(a, SCTPE_ABORT, 0, body, n);
 		a->e->st.aborts_out++;
@@ -323,8 +326,8 @@ static int cookie_decode(struct sctpe_ep *e, const uint8_t *p, size_t len, struc
 	k->tie_my = sm_get_be32(p + 40);
 	k->tie_peer = sm_get_be32(p + 44);
 	uint64_t now = sctpt_now_ms();
-	if (now > k->created_ms + SCTPE_VALID_COOKIE_LIFE_MS) {
-		uint64_t us = (now - k->created_ms - SCTPE_VALID_COOKIE_LIFE_MS) * 1000u;
+	if (now > k->created_ms + e->cookie_life_ms) {
+		uint64_t us = (now - k->created_ms - e->cookie_life_ms) * 1000u;
 		*stale_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 		return -ETIMEDOUT;
 	}
@@ -499,8 +502,11 @@ static void h_heartbeat_ack(struct sctpe_assoc *a, const struct sctpe_chunk *c, 
 
 static void h_abort(struct sctpe_assoc *a, const struct sctpe_chunk *c, struct pctx *x)
 {
-	(void)c;
 	a->e->st.aborts_in++;
+	if (a->e->debug)
+		fprintf(stderr, "sctpe %d: ABORT from %s (%s) state %d, %u bytes: %.*s\n",
+			(int)getpid(), a->peer->card, a->in ? "in" : "out", a->state, c->len,
+			c->len > 8 ? c->len - 8 : 0, c->len > 8 ? (const char *)c->p + 8 : "");
 	sctpe_assoc_end(a, a->state <= SCTPE_COOKIE_ECHOED ? -ECONNREFUSED : -ECONNRESET);
 	x->stop = 1;
 }
@@ -870,8 +876,7 @@ static void on_init(struct sctpe_ep *e, struct sctpt_peer *p, int rail, const st
 	if (ip.unrec_len)
 		sctpe_pb_put(&b, ip.unrec, ip.unrec_len);
 	sctpe_pb_close(&b, ch);
-	e->st.pkts_out++;
-	sctpt_udp_output(sel, e->pkt, sctpe_pb_finish(&b, e->crc));
+	sctpe_send(e, sel, e->pkt, sctpe_pb_finish(&b, e->crc));
 }
 
 /* A COOKIE ECHO on our receive port: the association it describes, unless one with the same
@@ -984,7 +989,6 @@ void sctpe_ep_input_noassoc(struct sctpe_ep *e, struct sctpt_peer *p, int rail, 
 	    c.type == SCTPE_COOKIE_ACK || c.type == SCTPE_ERROR)
 		return;
 	if (c.type == SCTPE_SHUTDOWN_ACK) {
-		e->st.pkts_out++;
 		raw_send(e, sel, h->dport, h->sport, h->vtag, SCTPE_SHUTDOWN_COMPLETE, SCTPE_FLAG_T,
 			 NULL, 0);
 		return;

@@ -76,10 +76,43 @@ struct sctpe_assoc **sctpe_slot(struct sctpe_ep *e, struct sctpt_peer *p, int ra
 	return in ? &s->in : &s->out;
 }
 
+static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, int pi, const uint8_t *pkt,
+		    size_t len);
+
+void sctpe_send(struct sctpe_ep *e, struct sctpt_sel *sel, const uint8_t *pkt, size_t len)
+{
+	e->st.pkts_out++;
+	if (e->tap)
+		e->tap(e->tap_arg, sel, pkt, len);
+	else
+		sctpt_udp_output(sel, pkt, len);
+}
+
 void sctpe_output(struct sctpe_assoc *a, const uint8_t *pkt, size_t len)
 {
-	a->e->st.pkts_out++;
-	sctpt_udp_output(a->sel, pkt, len);
+	sctpe_send(a->e, a->sel, pkt, len);
+}
+
+void sctpe_set_tap(struct sctpt_ep *ep, sctpe_tap_fn fn, void *arg)
+{
+	struct sctpe_ep *e = ep->engine;
+	e->tap = fn;
+	e->tap_arg = arg;
+}
+
+int sctpe_inject(struct sctpt_ep *ep, sctpt_peer_t id, int path, const uint8_t *pkt, size_t len)
+{
+	pthread_mutex_lock(&ep->lock);
+	struct sctpt_peer *p = sctpt_peer_get(ep, id);
+	if (!p || !ep->engine || path < 0 || path >= p->npaths) {
+		pthread_mutex_unlock(&ep->lock);
+		return -EINVAL;
+	}
+	sctpe_ep_tx_begin(ep);
+	deliver(ep, p, path, pkt, len);
+	sctpe_ep_tx_end(ep);
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
 }
 
 static void flush_all(struct sctpe_ep *e)
@@ -158,6 +191,8 @@ int sctpe_ep_open(struct sctpt_ep *ep)
 	e->rng |= 1;
 	e->ep = ep;
 	e->crc = ep->cfg.crc32c != 0;
+	e->debug = getenv("SCTPE_DEBUG") != NULL;
+	e->cookie_life_ms = SCTPE_VALID_COOKIE_LIFE_MS;
 	TAILQ_INIT(&e->all);
 	TAILQ_INIT(&e->flush);
 	TAILQ_INIT(&e->events);

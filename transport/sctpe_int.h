@@ -182,6 +182,8 @@ struct sctpe_pslot {
 	struct sctpe_assoc *rout[SCTPT_MAX_RAILS], *rin[SCTPT_MAX_RAILS];
 };
 
+typedef void (*sctpe_tap_fn)(void *arg, struct sctpt_sel *sel, const uint8_t *pkt, size_t len);
+
 struct sctpe_ep {
 	struct sctpt_ep *ep;
 	struct sctpe_wheel wheel;
@@ -197,8 +199,12 @@ struct sctpe_ep {
 	struct sctpt_pool rpool[SCTPE_NCLASS], opool[SCTPE_NCLASS];
 	int tx_depth;
 	int crc;                     /* compute and check CRC32c */
+	int debug;                   /* SCTPE_DEBUG: say why associations end */
+	uint32_t cookie_life_ms;     /* Valid.Cookie.Life */
 	uint64_t now_us;             /* of the current input or flush */
 	struct sctpe_stats st;
+	sctpe_tap_fn tap;            /* tests: where packets go instead of the UDP layer */
+	void *tap_arg;
 	uint8_t pkt[SCTPE_MAX_PACKET + 64]; /* the packet being built */
 };
 
@@ -211,11 +217,17 @@ int sctpe_ep_events(struct sctpt_ep *ep);
 void sctpe_ep_tx_begin(struct sctpt_ep *ep);
 void sctpe_ep_tx_end(struct sctpt_ep *ep);
 void sctpe_stats_print(const struct sctpe_ep *e, FILE *f);
+/* Test and fuzz hooks: a packet handed to the engine as if it came from path `path` of the
+ * peer; and where the engine's packets go instead of the UDP layer (fn NULL: the UDP layer). */
+int sctpe_inject(struct sctpt_ep *ep, sctpt_peer_t peer, int path, const uint8_t *pkt,
+		 size_t len);
+void sctpe_set_tap(struct sctpt_ep *ep, sctpe_tap_fn fn, void *arg);
 
 uint64_t sctpe_clock_us(void);
 uint32_t sctpe_random32(struct sctpe_ep *e);
 struct sctpe_assoc **sctpe_slot(struct sctpe_ep *e, struct sctpt_peer *p, int rail, int in);
-/* A packet of a's to its path. */
+/* A packet to the path sel stands for; one of a's. */
+void sctpe_send(struct sctpe_ep *e, struct sctpt_sel *sel, const uint8_t *pkt, size_t len);
 void sctpe_output(struct sctpe_assoc *a, const uint8_t *pkt, size_t len);
 /* a has something to transmit at the end of the current batch (at once outside one). */
 void sctpe_want_flush(struct sctpe_assoc *a);
