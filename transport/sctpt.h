@@ -165,6 +165,16 @@ struct sctpt_config {
 				  * fragment across the live rails in proportion to their rates
 				  * (16 KiB) */
 	const char *backend;     /* the SCTP engine: "usrsctp" (NULL: the default) */
+	/* Same-host peers (another process whose card names this host) through shared memory:
+	 * a ring per ordered pair in the receiver's memory, large messages read straight from
+	 * the sender's buffer, tripwires to sleep on. Semantics and completions are the SCTP
+	 * peers' own. */
+	int shm;                 /* 1 after sctpt_config_init; 0: SCTP for every peer */
+	size_t shm_ring;         /* bytes of each ring (128 KiB; a power of two, 4 KiB..64 MiB) */
+	size_t shm_pull_min;     /* messages from this size on are read by the receiver from the
+				  * sender's buffer (process_vm_readv) where the kernel lets it
+				  * (16 KiB); 0: everything is copied through the ring */
+	int shm_spin_us;         /* sctpt_wait polls the rings this long before sleeping (20) */
 	struct sctpt_handler handler; /* contexts no sctpt_handler_add claimed (lo/hi unused;
 				       * events 1 after sctpt_config_init) */
 	struct sctpt_ops ops;
@@ -230,6 +240,11 @@ struct sctpt_peer_stats {
 	uint64_t rail_stalls;       /* times a live rail stopped moving data and its
 				     * unacknowledged fragments were re-sent on the others */
 	uint64_t unclaimed;         /* messages dropped: no handler for their context */
+	/* same-host peers: 1 if our messages to it go through its ring, 2 if its messages come
+	 * through ours, 3 both; messages it read from our buffer; times its ring was full; times
+	 * we woke it */
+	int shm;
+	uint64_t shm_pulls, shm_ring_full, shm_wakeups;
 };
 
 enum sctpt_peer_state {
@@ -248,7 +263,8 @@ int sctpt_open(const struct sctpt_config *cfg, struct sctpt_ep **ep);
  * function before it returns; entries of polled handlers are released unread. */
 void sctpt_close(struct sctpt_ep *ep);
 
-/* This endpoint's business card: "sctpt1 <udp port> <sctp port> <ip> [<ip> ...]". */
+/* This endpoint's business card: "sctpt1 <udp port> <sctp port> <ip> [<ip> ...]", and
+ * " shm=<token>" when same-host peers may reach it through shared memory. */
 int sctpt_card(struct sctpt_ep *ep, char *buf, size_t len);
 /* Adds (or finds) the peer with this card; returns its id. No traffic until the first send. */
 sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card);

@@ -39,6 +39,13 @@ void sctpt_config_init(struct sctpt_config *c)
 	/* the engine for every endpoint of the process, e.g. to run a test suite on another */
 	const char *be = getenv("SCTPT_BACKEND");
 	c->backend = be && *be ? be : NULL;
+	c->shm = 1;
+	c->shm_ring = 128 * 1024;
+	c->shm_pull_min = 16 * 1024;
+	c->shm_spin_us = 20;
+	const char *shm = getenv("SCTPT_SHM"); /* 0: every peer through the engine */
+	if (shm && *shm)
+		c->shm = atoi(shm);
 }
 
 uint16_t sctpt_stream_default(uint32_t context, int32_t tag, uint16_t nstreams)
@@ -287,6 +294,7 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 		return sctpt_err(-ENOMEM, "out of memory for the endpoint");
 	ep->cfg = *cfg;
 	ep->be = be;
+	ep->wait_fd = -1;
 	pthread_mutex_init(&ep->lock, NULL);
 	pthread_mutex_init(&ep->dispatch, NULL);
 	STAILQ_INIT(&ep->done);
@@ -321,9 +329,13 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	}
 	if ((rc = be->open(ep)) != 0)
 		goto fail;
+	if (be != &null_backend)
+		sctpt_shm_open(ep);
 	struct sctpt_card_info ci = {.udp_port = ep->udp_port, .sctp_port = ep->rport};
 	for (int i = 0; i < ep->nudp; i++)
 		ci.addrs[ci.naddrs++] = ep->udp[i].addr.sin_addr.s_addr;
+	if (sctpt_shm_token(ep))
+		snprintf(ci.shm, sizeof(ci.shm), "%s", sctpt_shm_token(ep));
 	sctpt_card_format(&ci, ep->card, sizeof(ep->card));
 	*out = ep;
 	return 0;
@@ -366,10 +378,15 @@ uint16_t sctpt_streams(struct sctpt_ep *ep)
 
 static int progress_locked(struct sctpt_ep *ep)
 {
-	int n = ep->be->input(ep);
-	n += sctpt_receive(ep);
-	n += ep->be->events(ep);
-	sctpt_report_paths(ep);
+	int n = 0;
+	if (ep->shm)
+		n += sctpt_shm_progress(ep);
+	if (!ep->shm || sctpt_shm_engine_due(ep)) {
+		n += ep->be->input(ep);
+		n += sctpt_receive(ep);
+		n += ep->be->events(ep);
+		sctpt_report_paths(ep);
+	}
 	if (ep->tx_peers || ep->rail_peers) {
 		for (int i = 0; i < ep->npeers; i++) {
 			struct sctpt_peer *p = ep->peers[i];
@@ -407,8 +424,14 @@ int sctpt_wait(struct sctpt_ep *ep, int timeout_ms)
 		uint64_t el = sctpt_now_ms() - t0;
 		if (timeout_ms >= 0 && el >= (uint64_t)timeout_ms)
 			return 0;
+		int left = timeout_ms < 0 ? -1 : (int)((uint64_t)timeout_ms - el);
+		/* same-host peers: spin briefly, then arm the tripwires (1: something came) */
+		if (ep->shm && sctpt_shm_idle(ep, left))
+			continue;
 		/* without the lock: other threads send meanwhile (the sockets outlive us) */
-		ep->be->wait(ep, timeout_ms < 0 ? -1 : (int)((uint64_t)timeout_ms - el));
+		ep->be->wait(ep, left);
+		if (ep->shm)
+			sctpt_shm_awake(ep);
 	}
 }
 
@@ -446,6 +469,8 @@ int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_sta
 	for (uint16_t s = 0; s < ep->cfg.streams; s++)
 		st->stream_msgs_sent[s] = p->stream_msgs_sent[s];
 	int rc = ep->be->peer_stats(ep, p, st);
+	if (p->shm)
+		sctpt_shm_stats(ep, p, st);
 	UNLOCK(ep);
 	return rc;
 }
@@ -456,6 +481,8 @@ static int unacked(struct sctpt_ep *ep)
 {
 	LOCK(ep);
 	int n = ep->be->unacked(ep);
+	if (ep->shm)
+		n += sctpt_shm_unacked(ep);
 	for (int i = 0; i < ep->npeers; i++) /* a CLOSE waiting for its association */
 		n += ep->peers[i]->close_sent && ep->peers[i]->state == SCTPT_PEER_CONNECTING;
 	UNLOCK(ep);
@@ -502,6 +529,7 @@ void sctpt_close(struct sctpt_ep *ep)
 	ep->be->close(ep);
 	for (int i = 0; i < ep->npeers; i++)
 		sctpt_peer_free(ep, ep->peers[i]);
+	sctpt_shm_fini(ep);
 	UNLOCK(ep);
 	sctpt_cq_dispatch(ep); /* the last completions: cancelled sends, buffers given back */
 	LOCK(ep);

@@ -5,6 +5,7 @@
 #include "sctpt.h"
 #include "sctpt_order.h"
 #include "sctpt_proto.h"
+#include "sctpt_shm.h"
 
 #include <netinet/in.h>
 #include <pthread.h>
@@ -175,6 +176,7 @@ struct sctpt_peer {
 	int close_sent;             /* our CLOSE is queued: the peer's ABORT ends it */
 	uint64_t rail_failures, rail_reconnects, frags_resent, dup_frags, rail_stalls;
 	uint64_t unclaimed;
+	struct sctpt_shm_peer *shm; /* a same-host peer (sctpt_shm.c), else NULL */
 };
 
 struct sctpt_udp {
@@ -260,6 +262,11 @@ struct sctpt_ep {
 	int ndone, npolled;
 	/* free lists: no allocation per message, per fragment or per completion */
 	struct sctpt_pool tx_pool, buf_pool, frag_pool, cq_pool;
+	/* same-host peers (NULL: none); the engine's wait also wakes when wait_fd (>= 0) is
+	 * readable; cur_parked is the engine's receive state while another source uses cur */
+	struct sctpt_shm *shm;
+	int wait_fd;
+	struct sctpt_rxcur *cur_parked;
 	void *engine;              /* the engine's own state (NULL for usrsctp) */
 };
 
@@ -302,12 +309,20 @@ void sctpt_report_paths(struct sctpt_ep *ep);
 /* Fragments of stream heads to SCTP until its buffer is full: how many, or < 0 (failed). */
 int sctpt_push_peer(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txmsg *inline_msg,
 		    int *inline_done);
+/* A send that left its queue (handed to the shared-memory path) is done: its completion. */
+void sctpt_tx_finish(struct sctpt_ep *ep, struct sctpt_txmsg *m, int status);
 /* Fails every queued send of p with status: one completion each. */
 void sctpt_tx_fail_all(struct sctpt_ep *ep, struct sctpt_peer *p, int status);
 void sctpt_send_close(struct sctpt_ep *ep);
 
 /* ---- sctpt_recv.c ---- */
 int sctpt_receive(struct sctpt_ep *ep);
+/* Messages from another source than the engine (the shared-memory path), through ep->cur as
+ * the engine's are: the envelope and n - 32 payload bytes are in the staging buffer; then
+ * what follows goes to cur.dst (account it), or nowhere (to_scratch); end when it is all. */
+void sctpt_rx_begin(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n);
+void sctpt_rx_account(struct sctpt_ep *ep, int to_scratch, size_t n);
+void sctpt_rx_end(struct sctpt_ep *ep);
 /* Gives back what p has half-received (recv_buf buffers come back with status) and what is
  * held for order. */
 void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status);
@@ -360,7 +375,8 @@ struct sctpt_backend {
 	/* Data chunks SCTP still holds for peers that may take them. */
 	int (*unacked)(struct sctpt_ep *ep);
 	int (*peer_stats)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
-	/* Sleeps until input may be there, at most timeout_ms. */
+	/* Sleeps until input may be there (or ep->wait_fd, if >= 0, is readable), at most
+	 * timeout_ms. */
 	int (*wait)(struct sctpt_ep *ep, int timeout_ms);
 };
 

@@ -174,7 +174,8 @@ static struct sctpt_peer *peer_add_locked(struct sctpt_ep *ep, const char *card,
 	for (int i = 0; i < ep->npeers; i++)
 		if (strcmp(ep->peers[i]->card, card) == 0)
 			return ep->peers[i];
-	int nrails = ask_rails(ep, card, &ci, rails, local);
+	/* a same-host peer gets shared memory, not rails */
+	int nrails = sctpt_shm_is_local(ep, &ci) ? 0 : ask_rails(ep, card, &ci, rails, local);
 	if (nrails < 0) {
 		*rc = nrails;
 		return NULL;
@@ -189,7 +190,8 @@ static struct sctpt_peer *peer_add_locked(struct sctpt_ep *ep, const char *card,
 	snprintf(p->card, sizeof(p->card), "%s", card);
 	p->info = ci;
 	p->rails = rs;
-	if ((nrails ? make_rails(ep, p, rails, local, nrails) : make_paths(ep, p)) != 0) {
+	if ((nrails ? make_rails(ep, p, rails, local, nrails) : make_paths(ep, p)) != 0 ||
+	    sctpt_shm_peer_init(ep, p) != 0) {
 		/* the peer stays in the table, without paths: it can never connect */
 		p->state = SCTPT_PEER_FAILED;
 		p->error = -ENOMEM;
@@ -247,6 +249,8 @@ void sctpt_peer_fail(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
 	p->error = closed ? -EPIPE : err;
 	sctpt_tx_fail_all(ep, p, -EPIPE);
 	sctpt_rx_abandon(ep, p, closed ? -EPIPE : err);
+	if (p->shm)
+		sctpt_shm_peer_down(ep, p);
 	if (closed)
 		return;
 	char what[SCTPT_CARD_MAX + 64];
@@ -335,6 +339,8 @@ void sctpt_peer_free(struct sctpt_ep *ep, struct sctpt_peer *p)
 {
 	sctpt_tx_fail_all(ep, p, -ECANCELED);
 	sctpt_rx_abandon(ep, p, -ECANCELED);
+	if (p->shm)
+		sctpt_shm_peer_free(ep, p);
 	sctpt_order_fini(&p->order, NULL); /* nothing is held after abandon */
 	for (int i = 0; i < p->nrails; i++)
 		sctpt_rfrags_put(ep, &p->rails[i].copies);

@@ -84,6 +84,8 @@ int sctpt_card_format(const struct sctpt_card_info *c, char *buf, size_t len)
 		inet_ntop(AF_INET, &in, a, sizeof(a));
 		n += (size_t)snprintf(buf + n, len - n, " %s", a);
 	}
+	if (c->shm[0] && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " shm=%s", c->shm);
 	if (n >= len)
 		return sctpt_err(-ENOSPC, "business card needs %zu bytes, buffer has %zu", n + 1, len);
 	return (int)n;
@@ -119,6 +121,13 @@ int sctpt_card_parse(const char *s, struct sctpt_card_info *c)
 		return sctpt_err(-EINVAL, "business card '%.40s': bad or missing SCTP port", s);
 	while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
 		struct in_addr in;
+		if (strncmp(tok, "shm=", 4) == 0) {
+			size_t k = strlen(tok + 4);
+			if (k == 0 || k >= sizeof(c->shm) || strspn(tok + 4, "0123456789abcdef.") != k)
+				return sctpt_err(-EINVAL, "business card: bad shm token '%.40s'", tok);
+			memcpy(c->shm, tok + 4, k + 1);
+			continue;
+		}
 		if (c->naddrs == (int)(sizeof(c->addrs) / sizeof(c->addrs[0])))
 			return sctpt_err(-EINVAL, "business card '%.40s': more than %zu addresses", s,
 					 sizeof(c->addrs) / sizeof(c->addrs[0]));

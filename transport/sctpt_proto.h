@@ -55,12 +55,15 @@ int sctpt_hdr_decode(const uint8_t *buf, size_t len, struct sctpt_hdr *h);
  * message. -EPROTO if not. */
 int sctpt_hdr_check_payload(const struct sctpt_hdr *h, size_t payload_len);
 
-/* Business card: "sctpt1 <udp port> <sctp port> <ipv4> [<ipv4> ...]". */
+/* Business card: "sctpt1 <udp port> <sctp port> <ipv4> [<ipv4> ...] [shm=<token>]"; the
+ * token (host identity, pid, nonce) names the endpoint's shared-memory socket. */
+#define SCTPT_SHM_TOKEN_MAX 64
 struct sctpt_card_info {
 	uint16_t udp_port;
 	uint16_t sctp_port;
 	int naddrs;
 	uint32_t addrs[8]; /* network byte order, as in struct in_addr */
+	char shm[SCTPT_SHM_TOKEN_MAX]; /* "" when the card has none */
 };
 int sctpt_card_format(const struct sctpt_card_info *c, char *buf, size_t len);
 /* -EINVAL with sctpt_last_error() naming the bad field. */

@@ -450,6 +450,11 @@ void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 		c->discard = 1;
 		c->frag = NULL;
 	}
+	c = ep->cur_parked;
+	if (c && c->active && c->peer == p) {
+		c->discard = 1;
+		c->frag = NULL;
+	}
 	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
 		if (p->rx[s])
 			rxmsg_drop(ep, p, p->rx[s], status);
@@ -542,4 +547,19 @@ int sctpt_receive(struct sctpt_ep *ep)
 		}
 	}
 	return count;
+}
+
+void sctpt_rx_begin(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n)
+{
+	begin_message(ep, p, stream, n);
+}
+
+void sctpt_rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
+{
+	rx_account(ep, to_scratch, n);
+}
+
+void sctpt_rx_end(struct sctpt_ep *ep)
+{
+	end_message(ep);
 }

@@ -36,6 +36,11 @@ static void dequeue(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s)
 		ep->tx_peers--;
 }
 
+void sctpt_tx_finish(struct sctpt_ep *ep, struct sctpt_txmsg *m, int status)
+{
+	tx_finish(ep, m, status);
+}
+
 void sctpt_tx_fail_all(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 {
 	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
@@ -123,6 +128,21 @@ static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
 	struct sctpt_txmsg *m = STAILQ_FIRST(&p->txq[s]);
 	size_t len;
 	int rc;
+	if (p->shm && (rc = sctpt_shm_push(ep, p, s, m, &len)) != SCTPT_SHM_SCTP) {
+		if (rc <= 0)
+			return rc;
+		if (rc == SCTPT_SHM_WROTE) {
+			fragment_sent(ep, p, s, len, inline_msg, inline_done);
+			return 1;
+		}
+		/* pulled: the receiver reads it from the iovecs, its completion comes then */
+		dequeue(ep, p, s);
+		p->msgs_sent++;
+		p->bytes_sent += m->hdr.msg_len;
+		p->stream_msgs_sent[s]++;
+		sctpt_shm_pulled(ep, p, m);
+		return 1;
+	}
 	if (p->nrails) {
 		/* striped: a copy that stays until SCTP has it acknowledged, on the best rail */
 		struct sctpt_rfrag *f = sctpt_rfrag_get(ep);
@@ -196,7 +216,9 @@ static int sendable(struct sctpt_ep *ep, struct sctpt_peer *p)
 	if (p->state == SCTPT_PEER_CLOSED)
 		return sctpt_err(-EPIPE, "peer %s has closed its endpoint", p->card);
 	if (p->state == SCTPT_PEER_IDLE) {
-		int rc = ep->be->connect(ep, p);
+		int rc = p->shm ? sctpt_shm_connect(ep, p) : 1; /* 0: through shared memory */
+		if (rc > 0)
+			rc = ep->be->connect(ep, p);
 		if (rc)
 			return rc;
 		p->state = SCTPT_PEER_CONNECTING;

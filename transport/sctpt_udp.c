@@ -459,13 +459,16 @@ int sctpt_udp_input(struct sctpt_ep *ep, sctpt_udp_deliver_fn deliver)
 
 int sctpt_udp_wait(struct sctpt_ep *ep, int timeout_ms)
 {
-	struct pollfd pfd[SCTPT_MAX_ADDRS];
+	struct pollfd pfd[SCTPT_MAX_ADDRS + 1];
+	int n = 0;
 	for (int i = 0; i < ep->nudp; i++) {
-		pfd[i].fd = ep->udp[i].fd;
-		pfd[i].events = POLLIN;
-		pfd[i].revents = 0;
+		pfd[n].fd = ep->udp[i].fd;
+		pfd[n].events = POLLIN;
+		pfd[n++].revents = 0;
 	}
+	if (ep->wait_fd >= 0) /* the same-host peers' tripwires and sockets */
+		pfd[n++] = (struct pollfd){.fd = ep->wait_fd, .events = POLLIN};
 	/* usrsctp's timers tick at most 10 ms apart while we sleep */
 	int t = timeout_ms < 0 || timeout_ms > 10 ? 10 : timeout_ms;
-	return poll(pfd, (nfds_t)ep->nudp, t);
+	return poll(pfd, (nfds_t)n, t);
 }

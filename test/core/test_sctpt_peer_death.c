@@ -142,6 +142,7 @@ int main(void)
 	struct sctpt_config cfg;
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
+	cfg.shm = 0; /* SCTP's loss detection, which takes seconds: test_sctpt_shm has the ring's */
 	cfg.handler.complete = on_complete;
 	rank1_dying = mmap(NULL, sizeof(*rank1_dying), PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -1,0 +1,78 @@
+/*
+ * The core's path to same-host peers (sctpt_shm.c): message rings in shared memory, large
+ * messages read by the receiver straight from the sender's buffer, and tripwires that let a
+ * waiter sleep until a peer writes. A peer whose card names this host (and another process)
+ * gets it; everything above -- ordering, contexts, tags, streams, completions, events -- is
+ * the core's own, so a plugin cannot tell such a peer from an SCTP one.
+ *
+ * All functions run under ep->lock unless they say otherwise.
+ */
+#ifndef SCTPT_SHM_H
+#define SCTPT_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sctpt_ep;
+struct sctpt_peer;
+struct sctpt_txmsg;
+struct sctpt_card_info;
+struct sctpt_peer_stats;
+
+struct sctpt_shm;       /* the endpoint's: its socket, eventfd, control page, inbound rings */
+struct sctpt_shm_peer;  /* one same-host peer: the ring to it, the ring from it */
+
+/* With cfg.shm: the unix socket peers connect to, the eventfd and the control page; sets
+ * ep->shm and ep->wait_fd. Without shared memory (cfg.shm 0, or the kernel refuses) ep->shm
+ * stays NULL and every peer uses SCTP. Called once the engine is open. */
+void sctpt_shm_open(struct sctpt_ep *ep);
+/* After the peers are freed. */
+void sctpt_shm_fini(struct sctpt_ep *ep);
+/* What this endpoint adds to its card ("<host>.<pid>.<nonce>"), or NULL. */
+const char *sctpt_shm_token(struct sctpt_ep *ep);
+
+/* A card of this host, other process: the peer gets the shared-memory path. */
+int sctpt_shm_is_local(struct sctpt_ep *ep, const struct sctpt_card_info *ci);
+/* Called for every new peer; gives local ones their state (-ENOMEM). */
+int sctpt_shm_peer_init(struct sctpt_ep *ep, struct sctpt_peer *p);
+/* The peer failed or closed: its pulls in flight fail, its rings go. */
+void sctpt_shm_peer_down(struct sctpt_ep *ep, struct sctpt_peer *p);
+void sctpt_shm_peer_free(struct sctpt_ep *ep, struct sctpt_peer *p);
+
+/* First send to a local peer: starts setting up its ring. 0: under way (sends wait in their
+ * queues), 1: use SCTP for this peer. */
+int sctpt_shm_connect(struct sctpt_ep *ep, struct sctpt_peer *p);
+
+enum {
+	SCTPT_SHM_FULL = 0,   /* no room (or ring not up yet): try again later */
+	SCTPT_SHM_WROTE = 1,  /* one record of *n payload bytes */
+	SCTPT_SHM_PULLED = 2, /* the whole message is the receiver's to read: m is ours until
+			       * its completion */
+	SCTPT_SHM_SCTP = 3,   /* this peer is reached through SCTP */
+};
+/* The head of stream s's queue to p: one record, or a pull, or nothing; < 0: the peer is
+ * broken. */
+int sctpt_shm_push(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, struct sctpt_txmsg *m,
+		   size_t *n);
+
+/* A send sctpt_shm_push made a pull, out of its queue now: the shared-memory path keeps it
+ * until the receiver has read it. */
+void sctpt_shm_pulled(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txmsg *m);
+
+/* Rings in, pulls finished, peers connecting or gone; returns how many things it handled. */
+int sctpt_shm_progress(struct sctpt_ep *ep);
+/* The engine's sockets need reading now (else they are read every millisecond only: while
+ * every peer that talks is a local one). */
+int sctpt_shm_engine_due(struct sctpt_ep *ep);
+/* Pulls still to be read by their receivers (sctpt_close waits for them). */
+int sctpt_shm_unacked(struct sctpt_ep *ep);
+
+/* Without the lock. Before sctpt_wait sleeps: polls the rings for up to cfg.shm_spin_us, then
+ * arms the tripwires; returns 1 if something came meanwhile (do not sleep). After the sleep,
+ * sctpt_shm_awake disarms them. */
+int sctpt_shm_idle(struct sctpt_ep *ep, int timeout_ms);
+void sctpt_shm_awake(struct sctpt_ep *ep);
+
+void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
+
+#endif
