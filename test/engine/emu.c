@@ -60,6 +60,7 @@ int emu_open(struct emu *m, int crc, uint16_t streams)
 	cfg.crc32c = crc;
 	cfg.streams = streams;
 	cfg.hb_interval_ms = 0;
+	cfg.max_msg_size = 16u << 20; /* the core allocates what an envelope announces */
 	cfg.handler.complete = on_complete;
 	cfg.handler.arg = m;
 	int rc = sctpt_open(&cfg, &m->ep);
@@ -82,6 +83,10 @@ void emu_clear(struct emu *m)
 
 void emu_close(struct emu *m)
 {
+	/* the peer is gone: closing does not wait for it to acknowledge anything */
+	pthread_mutex_lock(&m->ep->lock);
+	sctpt_peer_fail(m->ep, sctpt_peer_get(m->ep, m->peer), -ECONNRESET);
+	pthread_mutex_unlock(&m->ep->lock);
 	sctpt_close(m->ep);
 	emu_clear(m);
 }

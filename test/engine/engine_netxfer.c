@@ -1,0 +1,187 @@
+/*
+ * One side of a checked transfer between two namespace hosts, on the engine SCTPT_BACKEND
+ * names (each side its own, for interop):
+ *   engine_netxfer --addrs A[,B] --card-out F --card-in G (--send N | --recv N)
+ *                  [--msg SIZE] [--big SIZE] [--cmt] [--crc] [--streams N] [--timeout S]
+ * The sender sends N bytes in messages of SIZE bytes (default 1 MiB) on a few contexts, then
+ * one message of --big bytes (a fragment chain up to 64 MiB), then closes; every message's
+ * bytes follow from its index, the receiver checks each byte and the order per context, and
+ * answers the last with an acknowledgement. Exit 0 only if all arrived intact.
+ */
+#include "engine_test.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NCTX 3
+
+static uint64_t received, expect;
+static int nmsgs, acked, bad, down, closed, last_tag[NCTX];
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+static double t0;
+
+static void on_complete(void *arg, const struct sctpt_cqe *c)
+{
+	(void)arg;
+	if (c->kind == SCTPT_CQE_EVENT) {
+		fprintf(stderr, "[%6.3f s] event: %s\n", now_s() - t0, c->ev.what);
+		down |= c->ev.type == SCTPT_EV_ASSOC_DOWN;
+		closed |= c->ev.type == SCTPT_EV_PEER_CLOSED;
+		return;
+	}
+	if (c->kind == SCTPT_CQE_SEND) {
+		if (c->status)
+			bad = 1;
+		free(c->cookie);
+		return;
+	}
+	if (c->status < 0) {
+		fprintf(stderr, "message %d abandoned: %d\n", c->tag, c->status);
+		bad = 1;
+		return;
+	}
+	if (c->tag == -1) {
+		acked = 1;
+		return;
+	}
+	int ctx = (int)(c->context % NCTX);
+	if (c->tag <= last_tag[ctx] || check_pattern(c->data, c->len, (uint32_t)c->tag) != 0) {
+		fprintf(stderr, "message %d (%zu bytes, context %u) corrupt or out of order\n",
+			c->tag, c->len, c->context);
+		bad = 1;
+	}
+	last_tag[ctx] = c->tag;
+	received += c->len;
+	nmsgs++;
+}
+
+static int read_card(const char *path, char *card, double deadline)
+{
+	while (now_s() < deadline) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			int ok = fgets(card, SCTPT_CARD_MAX, f) != NULL;
+			fclose(f);
+			if (ok && strchr(card, '\n')) {
+				*strchr(card, '\n') = 0;
+				return 0;
+			}
+		}
+		usleep(20000);
+	}
+	return -1;
+}
+
+static int send_one(struct sctpt_ep *ep, sctpt_peer_t p, int tag, size_t len)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	fill_pattern(buf, len, (uint32_t)tag);
+	struct iovec iov = {buf, len};
+	int r = sctpt_send(ep, p, (uint32_t)(tag % NCTX), tag, 0, &iov, 1, buf);
+	if (r == 1)
+		free(buf);
+	return r < 0 ? r : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"addrs", 1, 0, 'a'}, {"card-out", 1, 0, 'o'}, {"card-in", 1, 0, 'i'},
+		{"send", 1, 0, 's'},  {"recv", 1, 0, 'r'},     {"msg", 1, 0, 'm'},
+		{"big", 1, 0, 'b'},   {"cmt", 0, 0, 'c'},      {"crc", 0, 0, 'k'},
+		{"streams", 1, 0, 'n'}, {"timeout", 1, 0, 't'}, {0, 0, 0, 0}};
+	const char *addrs = NULL, *out = NULL, *in = NULL;
+	uint64_t total = 0, msg = 1 << 20, big = 0;
+	int sender = -1, cmt = 0, crc = 0, streams = 16, secs = 60, o;
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'a': addrs = optarg; break;
+		case 'o': out = optarg; break;
+		case 'i': in = optarg; break;
+		case 's': sender = 1; total = strtoull(optarg, NULL, 0); break;
+		case 'r': sender = 0; total = strtoull(optarg, NULL, 0); break;
+		case 'm': msg = strtoull(optarg, NULL, 0); break;
+		case 'b': big = strtoull(optarg, NULL, 0); break;
+		case 'c': cmt = 1; break;
+		case 'k': crc = 1; break;
+		case 'n': streams = atoi(optarg); break;
+		case 't': secs = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (!addrs || !out || !in || sender < 0 || !msg) {
+		fprintf(stderr, "usage: see the header of engine_netxfer.c\n");
+		return 2;
+	}
+	struct sctpt_config cfg;
+	struct sctpt_ep *ep;
+	char card[SCTPT_CARD_MAX];
+	engine_config(&cfg);
+	cfg.addrs = addrs;
+	cfg.cmt = cmt;
+	cfg.crc32c = crc;
+	cfg.streams = (uint16_t)streams;
+	cfg.handler.complete = on_complete;
+	t0 = now_s();
+	double deadline = t0 + secs;
+	for (int i = 0; i < NCTX; i++)
+		last_tag[i] = -1;
+	CHECK(sctpt_open(&cfg, &ep) == 0, "open");
+	sctpt_card(ep, card, sizeof(card));
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	FILE *f = fopen(tmp, "w");
+	CHECK(f && fprintf(f, "%s\n", card) > 0 && fclose(f) == 0 && rename(tmp, out) == 0,
+	      "writing %s", out);
+	CHECK(read_card(in, card, deadline) == 0, "no card in %s", in);
+	sctpt_peer_t p = sctpt_peer_add(ep, card);
+	CHECK(p >= 0, "peer_add(%s)", card);
+	const char *engine = cfg.backend ? cfg.backend : "usrsctp";
+	if (sender) {
+		int tag = 0;
+		uint64_t sent = 0;
+		while (sent < total && now_s() < deadline && !down && !bad) {
+			size_t len = total - sent < msg ? (size_t)(total - sent) : (size_t)msg;
+			CHECK(send_one(ep, p, tag++, len) == 0, "send");
+			sent += len;
+			while (sctpt_pending(ep, p) && now_s() < deadline && !down)
+				sctpt_wait(ep, 5);
+		}
+		if (big && !down && !bad)
+			CHECK(send_one(ep, p, tag++, (size_t)big) == 0, "send big");
+		while (!acked && !down && !bad && now_s() < deadline)
+			sctpt_wait(ep, 10);
+		double dt = now_s() - t0;
+		printf("%s: sent %llu bytes in %d messages in %.2f s, acknowledged: %s\n", engine,
+		       (unsigned long long)(sent + big), tag, dt, acked ? "yes" : "no");
+		sctpt_close(ep);
+		return acked && !bad ? 0 : 1;
+	}
+	expect = total + big;
+	while (received < expect && !bad && !down && now_s() < deadline)
+		sctpt_wait(ep, 10);
+	if (received == expect && !bad) {
+		struct iovec iov = {NULL, 0};
+		sctpt_send(ep, p, 0, -1, 0, &iov, 0, NULL);
+	}
+	/* the sender closes once it has the acknowledgement: its CLOSE and ABORT end it */
+	while (!closed && !down && now_s() < deadline)
+		sctpt_wait(ep, 10);
+	printf("%s: received %llu of %llu bytes in %d messages intact: %s; peer %s\n", engine,
+	       (unsigned long long)received, (unsigned long long)expect, nmsgs,
+	       received == expect && !bad ? "yes" : "no",
+	       closed ? "closed its endpoint" : down ? "lost" : "still there");
+	sctpt_close(ep);
+	return received == expect && !bad && closed ? 0 : 1;
+}
