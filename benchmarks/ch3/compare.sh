@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# compare.sh [output dir]: MPICH 4 with our ch3:sctp channel against MPICH's own ch3:sock
+# (TCP) built from the same source in the same way (scripts/mpich-build.sh, both cached),
+# and against Debian's MPICH (ch4:ucx, UCX_TLS=self,tcp: over TCP too) when installed.
+# OSU Micro-Benchmarks methodology (benchmarks/btl/bench_common.h, the same programs the BTL
+# is measured with, compiled here with each stack's mpicc): latency, bandwidth (window of 64
+# non-blocking sends, then an ack), bidirectional bandwidth on 2 ranks, 0/1 B..4 MiB, and
+# allreduce on NP_COLL ranks (default 4). One node: every stack goes over loopback.
+#
+# Each test runs REPS times (default 3), the stacks alternating within each repetition so
+# that all see the same machine; the tables show the median per size and the ratios
+# sctp/sock and sctp/debian (latency: time, lower is better; bw: MB/s, higher is better).
+# Environment:
+#   QUICK=1       OSU's iteration counts x0.1 (Q=F for any factor)
+#   TESTS="..."   subset of: latency bw bibw allreduce
+#   MAX=bytes     largest size (default 4 MiB)
+#   SCTP_ENV="V=x ..."  extra environment for the ch3:sctp runs (e.g. MPICH_SCTP_SPIN_US=0)
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$here/benchmarks/ch3/results}
+mkdir -p "$out/raw" "$out/bin" || exit 2
+q=${Q:-$([ "${QUICK:-0}" = 1 ] && echo 0.1 || echo 1)}
+reps=${REPS:-3}
+tests=${TESTS:-latency bw bibw allreduce}
+max=${MAX:-4194304}
+np_coll=${NP_COLL:-4}
+read -r -a sctp_env <<<"${SCTP_ENV:-}"
+
+declare -A mpicc mpiexec
+for dev in sctp sock; do
+	p=$("$here/scripts/mpich-build.sh" --device ch3:$dev | tail -n 1) ||
+		{ echo "compare.sh: building MPICH with ch3:$dev failed" >&2; exit 2; }
+	mpicc[$dev]=$p/bin/mpicc
+	mpiexec[$dev]=$p/bin/mpiexec
+done
+stacks="sctp sock"
+if [ -x /usr/bin/mpicc.mpich ] && [ -x /usr/bin/mpiexec.mpich ]; then
+	mpicc[debian]=/usr/bin/mpicc.mpich
+	mpiexec[debian]=/usr/bin/mpiexec.mpich
+	stacks="$stacks debian"
+fi
+
+src=$here/benchmarks/btl
+for s in $stacks; do
+	mkdir -p "$out/bin/$s"
+	for t in latency bw allreduce; do
+		"${mpicc[$s]}" -O2 -o "$out/bin/$s/bench_$t" "$src/bench_$t.c" || exit 2
+	done
+	"${mpicc[$s]}" -O2 -DBIDIR=1 -o "$out/bin/$s/bench_bibw" "$src/bench_bw.c" || exit 2
+done
+
+run() { # STACK TEST NP: one run, its output in raw/
+	local s=$1 t=$2 np=$3 rep=$4 env=()
+	case $s in
+	sctp) env=("${sctp_env[@]}") ;;
+	debian) env=(UCX_TLS=self,tcp) ;;
+	esac
+	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$s]}" -launcher fork -n "$np" \
+		"$out/bin/$s/bench_$t" -q "$q" -m "$max" >"$out/raw/$t-$s-$rep.txt" 2>"$out/raw/$t-$s-$rep.err" ||
+		echo "compare.sh: $t on $s (rep $rep) failed, see $out/raw/$t-$s-$rep.err" >&2
+}
+
+echo "# MPICH ch3:sctp vs ch3:sock vs Debian MPICH: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs, Q=$q, $reps reps"
+for rep in $(seq 1 "$reps"); do
+	for t in $tests; do
+		np=2
+		[ "$t" = allreduce ] && np=$np_coll
+		for s in $stacks; do run "$s" "$t" "$np" "$rep"; done
+	done
+done
+
+# median per (test, stack, size), then one table per test
+for t in $tests; do
+	echo
+	echo "## $t $(head -n 1 "$out/raw/$t-sctp-1.txt" 2>/dev/null | sed 's/^# [a-z]* //')"
+	cat "$out"/raw/"$t"-*-*.txt 2>/dev/null >/dev/null || continue
+	awk -v stacks="$stacks" -v test="$t" '
+		FNR == 1 { split(FILENAME, a, "/"); f = a[length(a)]; sub(/\.txt$/, "", f); n = split(f, b, "-"); s = b[n - 1] }
+		/^#/ { next }
+		NF == 2 { v[s, $1] = v[s, $1] " " $2; sizes[$1] = 1 }
+		function median(str,   x, n, i, j, t) {
+			n = split(str, x, " ")
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] + 0 < x[i] + 0) { t = x[i]; x[i] = x[j]; x[j] = t }
+			return n ? (n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2) : ""
+		}
+		END {
+			ns = split(stacks, st, " ")
+			printf "%-10s", "size"
+			for (i = 1; i <= ns; i++) printf " %12s", st[i]
+			printf " %12s", "sctp/sock"
+			if (ns > 2) printf " %12s", "sctp/debian"
+			printf "\n"
+			m = 0
+			for (z in sizes) ord[++m] = z + 0
+			for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (ord[j] < ord[i]) { t = ord[i]; ord[i] = ord[j]; ord[j] = t }
+			for (k = 1; k <= m; k++) {
+				z = ord[k]
+				printf "%-10s", z
+				for (i = 1; i <= ns; i++) { md[i] = median(v[st[i], z]); printf " %12s", md[i] }
+				printf " %12s", (md[2] > 0 && md[1] != "") ? sprintf("%.2f", md[1] / md[2]) : "-"
+				if (ns > 2) printf " %12s", (md[3] > 0 && md[1] != "") ? sprintf("%.2f", md[1] / md[3]) : "-"
+				printf "\n"
+			}
+		}' "$out"/raw/"$t"-*-*.txt
+done | tee "$out/summary.txt"

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Collectives on sub-communicators (test/btl's btl_coll) on 2, 4 and 8 ranks over ch3:sctp,
+# against Debian's MPICH.
+. "$(dirname "$0")/ch3_common.sh"
+for np in 2 4 8; do compare $np btl_coll; done
