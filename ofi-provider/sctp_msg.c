@@ -1,0 +1,381 @@
+/*
+ * Messages (fi_send/fi_recv and friends) and the engine the tagged interface shares: a send
+ * is one core message (header + payload, sctp_proto.h); a received message is matched
+ * against the posted receives of its kind in posting order, or waits, as the core's own
+ * completion entry (no copy), in the endpoint's unexpected queue until a receive matches it.
+ * Data is copied once, from the core's buffer into the receive buffer.
+ */
+#include "sctp_prov.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The core tag picks the SCTP stream: unrelated tags travel on different streams. */
+static int32_t core_tag(uint8_t op, uint64_t tag)
+{
+	if (op != SCTP_OP_TAGGED)
+		return 0;
+	return (int32_t)((tag ^ (tag >> 31) ^ (tag >> 62)) & 0x7fffffff);
+}
+
+ssize_t sctp_send_common(struct sctp_ep *ep, uint8_t op, const struct iovec *iov, size_t count,
+			 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags, void *context)
+{
+	struct sctp_domain *d = ep->dom;
+	struct sctp_av_entry *e;
+	struct sctp_hdr h;
+	struct sctp_tx *tx;
+	size_t len = 0;
+	int n = 1, rc;
+
+	if (count > SCTP_IOV_LIMIT)
+		return -FI_EINVAL;
+	for (size_t i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	if (len > SCTP_MAX_MSG || ((flags & FI_INJECT) && len > sctp_params.inject_size))
+		return -FI_EMSGSIZE;
+	tx = calloc(1, sizeof(*tx));
+	if (!tx)
+		return -FI_EAGAIN;
+	if ((flags & FI_INJECT) && len) {
+		char *p = tx->copy = malloc(len);
+		if (!p) {
+			free(tx);
+			return -FI_EAGAIN;
+		}
+		for (size_t i = 0; i < count; p += iov[i].iov_len, i++)
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		tx->iov[n++] = (struct iovec){tx->copy, len};
+	} else {
+		for (size_t i = 0; i < count; i++)
+			if (iov[i].iov_len)
+				tx->iov[n++] = iov[i];
+	}
+	tx->ep = ep;
+	tx->context = context;
+	tx->flags = (flags & ~(FI_MSG | FI_TAGGED)) | FI_SEND |
+		    (op == SCTP_OP_TAGGED ? FI_TAGGED : FI_MSG);
+	tx->pending = 1;
+	h = (struct sctp_hdr){.op = op, .src_ep = ep->idx, .src_dom = d->self.nonce, .tag = tag,
+			      .data = data};
+	if (flags & FI_REMOTE_CQ_DATA)
+		h.flags |= SCTP_HF_CQ_DATA;
+
+	SCTP_LOCK(d);
+	if (!ep->enabled) {
+		rc = -FI_EOPBADSTATE;
+		goto fail;
+	}
+	e = sctp_av_get(ep->av, dest);
+	if (!e) {
+		rc = -FI_EINVAL;
+		goto fail;
+	}
+	tx->peer = e->peer;
+	if (flags & FI_DELIVERY_COMPLETE) {
+		h.flags |= SCTP_HF_ACK_REQ;
+		h.ack_id = tx->ack_id = d->next_ack++;
+		tx->pending++;
+	}
+	sctp_hdr_encode(&h, tx->hdr);
+	tx->iov[0] = (struct iovec){tx->hdr, SCTP_HDR_LEN};
+	rc = sctpt_send(d->core, e->peer, SCTP_CTX_EP + e->addr.ep, core_tag(op, tag), 0, tx->iov,
+			n, tx);
+	if (rc < 0) {
+		SCTP_WARN(FI_LOG_EP_DATA, "send: %s\n", sctpt_last_error());
+		rc = -sctp_errno(rc);
+		goto fail;
+	}
+	ep->inflight++;
+	if (tx->ack_id)
+		TAILQ_INSERT_TAIL(&d->acks, tx, link);
+	if (rc == 1 && --tx->pending == 0)
+		sctp_tx_done(tx);
+	SCTP_UNLOCK(d);
+	return 0;
+fail:
+	SCTP_UNLOCK(d);
+	free(tx->copy);
+	free(tx);
+	return rc;
+}
+
+/* ---- receiving ---- */
+
+struct sctp_rx *sctp_rx_new(const struct iovec *iov, size_t count, fi_addr_t src, uint64_t tag,
+			    uint64_t ignore, uint64_t flags, void *context)
+{
+	struct sctp_rx *rx;
+
+	if (count > SCTP_IOV_LIMIT)
+		return NULL;
+	rx = calloc(1, sizeof(*rx));
+	if (!rx)
+		return NULL;
+	rx->context = context;
+	rx->flags = flags;
+	rx->src = src;
+	rx->tag = tag;
+	rx->ignore = ignore;
+	rx->count = count;
+	for (size_t i = 0; i < count; i++) {
+		rx->iov[i] = iov[i];
+		rx->total += iov[i].iov_len;
+	}
+	return rx;
+}
+
+void sctp_in_free(struct sctp_domain *d, struct sctp_in *in)
+{
+	sctpt_cq_release(d->core, &in->cqe, 1);
+	free(in);
+}
+
+int sctp_rx_match(const struct sctp_rx *rx, const struct sctp_in *in)
+{
+	if (rx->src != FI_ADDR_UNSPEC && rx->src != in->src)
+		return 0;
+	if (in->hdr.op == SCTP_OP_TAGGED)
+		return ((in->hdr.tag ^ rx->tag) & ~rx->ignore) == 0;
+	return 1;
+}
+
+/* Copies len bytes into the receive buffers from offset off on. */
+static void copy_in(struct sctp_rx *rx, size_t off, const uint8_t *data, size_t len)
+{
+	for (size_t i = 0; i < rx->count && len; i++) {
+		if (off >= rx->iov[i].iov_len) {
+			off -= rx->iov[i].iov_len;
+			continue;
+		}
+		size_t n = rx->iov[i].iov_len - off;
+		if (n > len)
+			n = len;
+		memcpy((char *)rx->iov[i].iov_base + off, data, n);
+		data += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/* Returns 1 when rx is finished (the caller unlinks and frees it), 0 when a multi-receive
+ * buffer has room for more. Releases in (and frees it when heap is set). */
+static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in, int heap)
+{
+	size_t avail = rx->total - rx->used, n = in->len < avail ? in->len : avail;
+	uint64_t flags = FI_RECV | (in->hdr.op == SCTP_OP_TAGGED ? FI_TAGGED : FI_MSG);
+	uint64_t data = 0;
+	void *buf = rx->count ? (char *)rx->iov[0].iov_base + rx->used : NULL;
+	int done = 1;
+
+	copy_in(rx, rx->used, in->data, n);
+	if (in->hdr.flags & SCTP_HF_CQ_DATA) {
+		flags |= FI_REMOTE_CQ_DATA;
+		data = in->hdr.data;
+	}
+	if (rx->flags & FI_MULTI_RECV) {
+		rx->used += n;
+		done = n < in->len || rx->total - rx->used < ep->min_multi_recv;
+		if (done)
+			flags |= FI_MULTI_RECV;
+	}
+	if (n < in->len) {
+		if (ep->rx_cq)
+			sctp_cq_write_err(ep->rx_cq, rx->context, flags, n, buf, data,
+					  in->hdr.tag, in->len - n, FI_ETRUNC, -FI_ETRUNC);
+		sctp_cntr_inc_err(ep->recv_cntr);
+	} else {
+		if (ep->rx_cq && (!ep->rx_selective || (rx->flags & FI_COMPLETION) ||
+				  (flags & FI_MULTI_RECV)))
+			sctp_cq_write(ep->rx_cq, rx->context, flags, n, buf, data,
+				      in->hdr.op == SCTP_OP_TAGGED ? in->hdr.tag : 0, in->src);
+		sctp_cntr_inc(ep->recv_cntr);
+	}
+	sctpt_cq_release(ep->dom->core, &in->cqe, 1);
+	if (heap)
+		free(in);
+	return done;
+}
+
+void sctp_msg_deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in)
+{
+	if (deliver(ep, rx, in, 1))
+		free(rx);
+}
+
+void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp_hdr *h)
+{
+	int tagged = h->op == SCTP_OP_TAGGED;
+	struct sctp_rx_q *q = tagged ? &ep->rx_tag : &ep->rx_msg;
+	struct sctp_in in = {.cqe = *c, .hdr = *h, .data = (const uint8_t *)c->data + SCTP_HDR_LEN,
+			     .len = c->len - SCTP_HDR_LEN};
+	struct sctp_in *keep;
+	struct sctp_rx *rx;
+
+	in.src = sctp_av_lookup_src(ep->av, h->src_dom, h->src_ep);
+	TAILQ_FOREACH(rx, q, link) {
+		if (sctp_rx_match(rx, &in)) {
+			if (deliver(ep, rx, &in, 0)) {
+				TAILQ_REMOVE(q, rx, link);
+				free(rx);
+			}
+			return;
+		}
+	}
+	keep = malloc(sizeof(*keep));
+	if (!keep) {
+		SCTP_WARN(FI_LOG_EP_DATA, "out of memory: an unexpected message is dropped\n");
+		sctpt_cq_release(ep->dom->core, c, 1);
+		return;
+	}
+	*keep = in;
+	TAILQ_INSERT_TAIL(tagged ? &ep->un_tag : &ep->un_msg, keep, link);
+}
+
+ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t count,
+			 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+			 void *context)
+{
+	int tagged = (flags & FI_TAGGED) != 0;
+	struct sctp_in_q *uq = tagged ? &ep->un_tag : &ep->un_msg;
+	struct sctp_in *in, *next;
+	struct sctp_rx *rx;
+
+	if (!(ep->caps & FI_DIRECTED_RECV))
+		src = FI_ADDR_UNSPEC;
+	if (tagged)
+		flags &= ~FI_MULTI_RECV;
+	rx = sctp_rx_new(iov, count, src, tag, ignore, flags, context);
+	if (!rx)
+		return count > SCTP_IOV_LIMIT ? -FI_EINVAL : -FI_EAGAIN;
+	SCTP_LOCK(ep->dom);
+	if (!ep->enabled) {
+		SCTP_UNLOCK(ep->dom);
+		free(rx);
+		return -FI_EOPBADSTATE;
+	}
+	for (in = TAILQ_FIRST(uq); in; in = next) {
+		next = TAILQ_NEXT(in, link);
+		if (!sctp_rx_match(rx, in))
+			continue;
+		TAILQ_REMOVE(uq, in, link);
+		if (deliver(ep, rx, in, 1)) {
+			free(rx);
+			SCTP_UNLOCK(ep->dom);
+			return 0;
+		}
+	}
+	TAILQ_INSERT_TAIL(tagged ? &ep->rx_tag : &ep->rx_msg, rx, link);
+	SCTP_UNLOCK(ep->dom);
+	return 0;
+}
+
+/* ---- fi_ops_msg ---- */
+
+static ssize_t msg_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
+			void *context)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+	struct iovec iov = {buf, len};
+
+	(void)desc;
+	return sctp_recv_common(ep, &iov, 1, src, 0, 0, ep->rx_op_flags | FI_MSG, context);
+}
+
+static ssize_t msg_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t src, void *context)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+
+	(void)desc;
+	return sctp_recv_common(ep, iov, count, src, 0, 0, ep->rx_op_flags | FI_MSG, context);
+}
+
+static ssize_t msg_recvmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+
+	if (flags & ~(FI_COMPLETION | FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_MSG | FI_RECV))
+		return -FI_EBADFLAGS;
+	return sctp_recv_common(ep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+				(flags & ~FI_TAGGED) | FI_MSG, msg->context);
+}
+
+static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			fi_addr_t dest, void *context)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+	struct iovec iov = {(void *)buf, len};
+
+	(void)desc;
+	return sctp_send_common(ep, SCTP_OP_MSG, &iov, 1, dest, 0, 0, ep->tx_op_flags, context);
+}
+
+static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t dest, void *context)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+
+	(void)desc;
+	return sctp_send_common(ep, SCTP_OP_MSG, iov, count, dest, 0, 0, ep->tx_op_flags,
+				context);
+}
+
+#define SCTP_SEND_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE | \
+			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MSG | FI_TAGGED | \
+			 FI_SEND | FI_FENCE | FI_MORE | FI_MATCH_COMPLETE)
+
+static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+
+	if (flags & ~SCTP_SEND_FLAGS)
+		return -FI_EBADFLAGS;
+	if (flags & FI_MATCH_COMPLETE)
+		flags |= FI_DELIVERY_COMPLETE;
+	return sctp_send_common(ep, SCTP_OP_MSG, msg->msg_iov, msg->iov_count, msg->addr, 0,
+				msg->data, flags, msg->context);
+}
+
+static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+	struct iovec iov = {(void *)buf, len};
+
+	return sctp_send_common(ep, SCTP_OP_MSG, &iov, 1, dest, 0, 0,
+				FI_INJECT | SCTP_TXF_NOCOMP, NULL);
+}
+
+static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			    uint64_t data, fi_addr_t dest, void *context)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+	struct iovec iov = {(void *)buf, len};
+
+	(void)desc;
+	return sctp_send_common(ep, SCTP_OP_MSG, &iov, 1, dest, 0, data,
+				ep->tx_op_flags | FI_REMOTE_CQ_DATA, context);
+}
+
+static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
+			      fi_addr_t dest)
+{
+	struct sctp_ep *ep = container_of(fep, struct sctp_ep, ep);
+	struct iovec iov = {(void *)buf, len};
+
+	return sctp_send_common(ep, SCTP_OP_MSG, &iov, 1, dest, 0, data,
+				FI_INJECT | FI_REMOTE_CQ_DATA | SCTP_TXF_NOCOMP, NULL);
+}
+
+struct fi_ops_msg sctp_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = msg_recv,
+	.recvv = msg_recvv,
+	.recvmsg = msg_recvmsg,
+	.send = msg_send,
+	.sendv = msg_sendv,
+	.sendmsg = msg_sendmsg,
+	.inject = msg_inject,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
+};

@@ -1,0 +1,341 @@
+/*
+ * sctp_prov.h: the libfabric provider `sctp` (libsctp-fi.so) inside: its objects and what each
+ * file offers the others. The provider is a thin adapter over the SCTP core (transport/sctpt.h)
+ * and its iWARP layer (transport/iw/iw_verbs.h); libfabric's own util code is private to
+ * libfabric, so nothing here comes from it.
+ *
+ * - A domain owns one core endpoint (one UDP port, one set of SCTP associations) whose
+ *   default handler is polled (sctpt_cq_read): received messages stay in the core's buffers
+ *   until matched, and are copied once, into the receive buffer. An fi_endpoint is an index
+ *   into its domain's endpoint table and owns core context SCTP_CTX_EP + index.
+ * - One lock per domain (dom->lock) guards every object of the domain (endpoints, AVs, CQs,
+ *   counters, MRs): FI_THREAD_SAFE. The core and the iWARP layer have their own locks and
+ *   never call back into the provider, so the core is called with dom->lock held -- except
+ *   sctpt_wait, which sleeps, and is called without it.
+ * - Progress: sctp_progress() moves the core, takes what it completed (messages, finished
+ *   sends, events, iWARP work completions) and turns it into CQ entries and counter
+ *   updates. FI_PROGRESS_MANUAL: the application's CQ/counter calls run it, and a thread
+ *   per domain keeps SCTP itself moving while the application is away. FI_PROGRESS_AUTO:
+ *   that thread runs all of it.
+ */
+#ifndef SCTP_PROV_H
+#define SCTP_PROV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "sctpt.h"
+#include "iw/iw_verbs.h"
+#include "sctp_proto.h"
+
+#define SCTP_PROV_NAME "sctp"
+#define SCTP_PROV_VERSION FI_VERSION(1, 0)
+#define SCTP_FI_VERSION FI_VERSION(1, 17)
+
+#define SCTP_IOV_LIMIT 4
+#define SCTP_INJECT_SIZE 4096
+#define SCTP_QUEUE_SIZE 65536 /* advertised tx/rx sizes: queues grow, nothing is refused */
+#define SCTP_MAX_MSG ((size_t)UINT32_MAX - SCTP_HDR_LEN)
+#define SCTP_MR_KEY_SIZE 4    /* STags */
+#define SCTP_ATOMIC_MAX 1     /* elements per atomic operation */
+
+/* What the provider can do (every bit claimed here works). */
+#define SCTP_MSG_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | \
+		       FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define SCTP_RMA_CAPS (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define SCTP_CAPS SCTP_MSG_CAPS /* RMA and atomics: not yet */
+#define SCTP_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)
+#define SCTP_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | \
+		      FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define SCTP_MR_MODE (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY) /* needed for RMA targets only */
+
+extern struct fi_provider sctp_prov;
+
+#define SCTP_WARN(subsys, ...) FI_WARN(&sctp_prov, subsys, __VA_ARGS__)
+#define SCTP_DBG(subsys, ...) FI_DBG(&sctp_prov, subsys, __VA_ARGS__)
+
+/* ---- provider parameters (sctp_init.c) ---- */
+struct sctp_params {
+	char *addrs, *backend, *config_file, *config_host;
+	int streams, cmt, crc32c, shm;
+	size_t frag_size, inject_size;
+};
+extern struct sctp_params sctp_params;
+int sctp_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		 const struct fi_info *hints, struct fi_info **info);
+
+/* ---- fabric (sctp_fabric.c) ---- */
+struct sctp_fabric {
+	struct fid_fabric fab;
+	uint32_t api_version;
+};
+int sctp_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+
+/* wait sets: the CQs and counters bound to one, and fi_wait over them */
+struct sctp_wait {
+	struct fid_wait w;
+	struct sctp_fabric *fab;
+	pthread_mutex_t lock;
+	struct fid *members[64];
+	int n;
+	atomic_int signaled;
+};
+int sctp_wait_add(struct sctp_wait *w, struct fid *f);
+void sctp_wait_del(struct sctp_wait *w, struct fid *f);
+
+/* ---- domain (sctp_domain.c) ---- */
+struct sctp_ep;
+struct sctp_av;
+struct sctp_cq;
+struct sctp_tx;
+struct sctp_rqp;
+
+struct sctp_domain {
+	struct fid_domain dom;
+	struct sctp_fabric *fab;
+	pthread_mutex_t lock;
+	uint32_t api_version;
+	struct sctpt_ep *core;
+	struct sctp_addr self;       /* ep index 0; each endpoint puts its own */
+	char card[SCTPT_CARD_MAX];
+	enum fi_progress progress;   /* data progress */
+	enum fi_threading threading;
+	int mr_mode;
+	uint64_t caps;
+	pthread_t thread;
+	atomic_int stop;
+	int thread_started;
+	atomic_uint_fast64_t last_progress; /* when the application last progressed (us) */
+	struct sctp_ep *eps[SCTP_MAX_EPS];
+	atomic_int refs;             /* objects opened on the domain */
+	TAILQ_HEAD(, sctp_tx) acks;  /* sends waiting for their delivery acknowledgement */
+	uint64_t next_ack;
+	uint64_t dropped;            /* messages no endpoint could take */
+	/* RMA over the iWARP layer (sctp_rma.c) */
+	struct iw_rnic *rnic;
+	struct iw_pd *pd;
+	struct iw_cq *iwcq;
+	uint32_t local_stag;
+	struct sctp_rqp **rqps;
+	int nrqps, cap_rqps;
+};
+
+int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		     void *context);
+/* Moves everything (dom->lock held); returns how many things it handled. */
+int sctp_progress(struct sctp_domain *d);
+/* Sleeps in the core up to ms (dom->lock NOT held), then progresses. */
+void sctp_sleep(struct sctp_domain *d, int ms);
+/* Sends one control message (SCTP_CTX_CTRL) to a core peer; dom->lock held. */
+int sctp_send_ctrl(struct sctp_domain *d, sctpt_peer_t peer, uint8_t op, uint64_t data,
+		   uint64_t ack_id);
+int sctp_errno(int neg_errno); /* core/iw -errno to a positive FI_* error */
+
+/* ---- address vectors (sctp_av.c) ---- */
+struct sctp_av_entry {
+	int used;
+	struct sctp_addr addr;
+	sctpt_peer_t peer;
+	int next;                     /* hash chain by (nonce, ep) */
+};
+
+struct sctp_av {
+	struct fid_av av;
+	struct sctp_domain *dom;
+	enum fi_av_type type;
+	struct sctp_av_entry *e;
+	size_t n, cap;
+	int *hash;                    /* heads, nbuckets of them */
+	size_t nbuckets;
+	int free_head;                /* FI_AV_MAP reuses removed entries */
+	atomic_int refs;
+};
+int sctp_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		 void *context);
+/* The entry of fi_addr, or NULL (dom->lock held). */
+struct sctp_av_entry *sctp_av_get(struct sctp_av *av, fi_addr_t a);
+/* The fi_addr of the endpoint that sent a message, or FI_ADDR_NOTAVAIL. */
+fi_addr_t sctp_av_lookup_src(struct sctp_av *av, uint64_t nonce, uint32_t ep);
+
+/* ---- completion queues (sctp_cq.c) ---- */
+struct sctp_cqe {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	int err, prov_errno;          /* error entry when err != 0 */
+	size_t olen;
+};
+
+struct sctp_cq {
+	struct fid_cq cq;
+	struct sctp_domain *dom;
+	enum fi_cq_format format;
+	size_t entry_size;
+	struct sctp_cqe *ring;
+	size_t head, count, cap;
+	enum fi_wait_obj wait_obj;
+	struct sctp_wait *wait;
+	atomic_int signaled;
+	atomic_int refs;
+};
+int sctp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		 void *context);
+/* Adds an entry (dom->lock held); the ring grows, nothing is lost. */
+int sctp_cq_write(struct sctp_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+		  uint64_t data, uint64_t tag, fi_addr_t src);
+int sctp_cq_write_err(struct sctp_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
+		      uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno);
+int sctp_cq_ready(struct sctp_cq *cq);
+
+/* ---- counters (sctp_cntr.c) ---- */
+struct sctp_cntr {
+	struct fid_cntr cntr;
+	struct sctp_domain *dom;
+	atomic_uint_fast64_t val, err;
+	struct sctp_wait *wait;
+	atomic_int refs;
+};
+int sctp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
+		   void *context);
+void sctp_cntr_inc(struct sctp_cntr *c);
+void sctp_cntr_inc_err(struct sctp_cntr *c);
+
+/* ---- event queues (sctp_eq.c) ---- */
+int sctp_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		 void *context);
+
+/* ---- memory regions (sctp_mr.c) ---- */
+struct sctp_mr {
+	struct fid_mr mr;
+	struct sctp_domain *dom;
+	uint32_t stag;
+	uint64_t access;
+};
+extern struct fi_ops_mr sctp_mr_ops;
+
+/* ---- endpoints (sctp_ep.c) ---- */
+
+/* A message that arrived and waits to be matched (or was claimed with FI_PEEK|FI_CLAIM). */
+struct sctp_in {
+	TAILQ_ENTRY(sctp_in) link;
+	struct sctpt_cqe cqe;         /* the core's entry: holds the data until released */
+	struct sctp_hdr hdr;
+	const uint8_t *data;
+	size_t len;
+	fi_addr_t src;
+};
+TAILQ_HEAD(sctp_in_q, sctp_in);
+
+/* A posted receive. */
+struct sctp_rx {
+	TAILQ_ENTRY(sctp_rx) link;
+	void *context;
+	uint64_t flags;               /* FI_MSG or FI_TAGGED, FI_MULTI_RECV, FI_COMPLETION */
+	fi_addr_t src;
+	uint64_t tag, ignore;
+	struct iovec iov[SCTP_IOV_LIMIT];
+	size_t count, total, used;    /* used: bytes a multi-receive buffer gave away */
+};
+TAILQ_HEAD(sctp_rx_q, sctp_rx);
+
+/* A send in flight. */
+struct sctp_tx {
+	TAILQ_ENTRY(sctp_tx) link;    /* dom->acks while its acknowledgement is awaited */
+	struct sctp_ep *ep;
+	sctpt_peer_t peer;
+	void *context;
+	uint64_t flags;               /* FI_SEND | FI_MSG/FI_TAGGED, FI_COMPLETION, ... */
+	uint64_t ack_id;
+	int pending;                  /* the core's SEND entry, the ack: what is still to come */
+	int err;                      /* first error, positive FI_* */
+	void *copy;                   /* FI_INJECT: the payload's copy */
+	uint8_t hdr[SCTP_HDR_LEN];
+	struct iovec iov[1 + SCTP_IOV_LIMIT];
+};
+
+struct sctp_ep {
+	struct fid_ep ep;
+	struct sctp_domain *dom;
+	uint32_t idx;
+	uint64_t caps;
+	uint64_t tx_op_flags, rx_op_flags;
+	int enabled;
+	struct sctp_av *av;
+	struct sctp_cq *tx_cq, *rx_cq;
+	int tx_selective, rx_selective;
+	struct sctp_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr;
+	struct sctp_cntr *rem_read_cntr, *rem_write_cntr;
+	struct fid_eq *eq;
+	size_t min_multi_recv;
+	struct sctp_rx_q rx_msg, rx_tag;   /* posted receives */
+	struct sctp_in_q un_msg, un_tag;   /* unexpected messages */
+	struct sctp_in_q claimed;          /* FI_PEEK | FI_CLAIM took them out of un_tag */
+	int inflight;                      /* sends not yet completed */
+	int closed;                        /* closed while sends were in flight */
+};
+
+/* Provider-specific operation flag (bits 60..63): an fi_inject* call, which never completes
+ * into the CQ. */
+#define SCTP_TXF_NOCOMP (1ULL << 60)
+
+int sctp_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		 void *context);
+/* A send's completion (entry and counter), when the core and the ack are done with it. */
+void sctp_tx_done(struct sctp_tx *tx);
+
+/* ---- messages (sctp_msg.c): the send and receive engine both interfaces share ---- */
+extern struct fi_ops_msg sctp_msg_ops;
+ssize_t sctp_send_common(struct sctp_ep *ep, uint8_t op, const struct iovec *iov, size_t count,
+			 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags, void *context);
+ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t count,
+			 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+			 void *context);
+/* A message arrived for ep (dom->lock held): matched now or kept as unexpected. */
+void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp_hdr *h);
+/* Data of in into rx; writes the completion; releases in. */
+void sctp_msg_deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in);
+int sctp_rx_match(const struct sctp_rx *rx, const struct sctp_in *in);
+void sctp_in_free(struct sctp_domain *d, struct sctp_in *in);
+struct sctp_rx *sctp_rx_new(const struct iovec *iov, size_t count, fi_addr_t src, uint64_t tag,
+			    uint64_t ignore, uint64_t flags, void *context);
+
+/* ---- tagged (sctp_tagged.c) ---- */
+extern struct fi_ops_tagged sctp_tagged_ops;
+
+/* ---- RMA and atomics (sctp_rma.c, sctp_atomic.c) ---- */
+extern struct fi_ops_rma sctp_rma_ops;
+extern struct fi_ops_atomic sctp_atomic_ops;
+int sctp_rma_init(struct sctp_domain *d);
+void sctp_rma_fini(struct sctp_domain *d);
+int sctp_rma_progress(struct sctp_domain *d);
+void sctp_rma_ctrl(struct sctp_domain *d, const struct sctpt_cqe *c, const struct sctp_hdr *h);
+void sctp_rma_peer_event(struct sctp_domain *d, const struct sctpt_event *ev);
+int sctp_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+		      struct fi_atomic_attr *attr, uint64_t flags);
+
+/* ---- ops that are not offered (sctp_init.c) ---- */
+int sctp_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int sctp_no_control(struct fid *fid, int command, void *arg);
+int sctp_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		     void *context);
+int sctp_no_tostr(const struct fid *fid, char *buf, size_t len);
+int sctp_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
+
+#define SCTP_LOCK(d) pthread_mutex_lock(&(d)->lock)
+#define SCTP_UNLOCK(d) pthread_mutex_unlock(&(d)->lock)
+
+#endif /* SCTP_PROV_H */
