@@ -350,7 +350,9 @@ static void begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t st
 	}
 	size_t payload = n - SCTPT_HDR_LEN;
 	struct sctpt_rxmsg **slot = &p->rx[stream];
-	if ((c->hdr.flags & SCTPT_F_FIRST) && c->hdr.msg_len <= ep->cfg.frag_size) {
+	/* whole in this one (a small message may come in pieces from the shared-memory path) */
+	if ((c->hdr.flags & (SCTPT_F_FIRST | SCTPT_F_LAST)) == (SCTPT_F_FIRST | SCTPT_F_LAST) &&
+	    c->hdr.msg_len <= ep->cfg.frag_size) {
 		c->in_stage = 1;
 		c->dst = ep->stage->data + n;
 		c->cap = ep->buf_len - n;

@@ -1,0 +1,340 @@
+/*
+ * Same-host peers through shared memory, between real processes: ring wrap-around with a full
+ * and an empty ring, every size class (with the receiver reading large messages from the
+ * sender's buffer, and with that forced off), a message on another stream passing a large one,
+ * many senders to one receiver with more ranks than cores, and sleeping on the tripwire.
+ * Nothing here depends on how fast the machine is: where a ring must fill, its receiver does
+ * not read until told.
+ * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep]...
+ */
+#include "test_sctpt_shm_harness.h"
+
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static void conf_small_ring(int rank, struct sctpt_config *c)
+{
+	(void)rank;
+	c->shm_ring = 4096;
+}
+
+static void conf_nopull(int rank, struct sctpt_config *c)
+{
+	(void)rank;
+	c->shm_pull_min = 0;
+}
+
+/* Checks the RECV entries of the log from rank `from` (all, if -1): intact, and in tag order
+ * per context unless unordered (context 2). Returns how many. */
+static int check_recvs(struct sh_rank *r, int from)
+{
+	int32_t last[256];
+	int n = 0;
+	for (int i = 0; i < 256; i++)
+		last[i] = -1;
+	for (int i = 0; i < lg.n; i++) {
+		const struct sh_msg *m = &lg.m[i];
+		if (m->kind != SCTPT_CQE_RECV || m->status != 0)
+			continue;
+		if (from >= 0 && m->peer != r->peer[from])
+			continue;
+		CHECK(m->intact, "rank %d: context %u tag %d (%zu bytes) arrived corrupt", r->rank,
+		      m->context, m->tag, m->len);
+		CHECK(m->stream != 0, "data on the control stream");
+		if (m->context != 2) {
+			CHECK(m->tag > last[m->context & 255], "rank %d: context %u: tag %d after %d",
+			      r->rank, m->context, m->tag, last[m->context & 255]);
+			last[m->context & 255] = m->tag;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* ---- wrap-around, full, empty: a 4 KiB ring whose receiver stops reading ---- */
+
+#define WRAP_N 300
+
+static size_t wrap_len(int i)
+{
+	return (size_t)(i * 37) % 3000; /* up to three records each: fragments in the ring */
+}
+
+static int body_wrap(struct sh_rank *r)
+{
+	if (r->rank == 1) {
+		int queued = sh_send(r, 0, 1, 0, 0, 0, 1); /* 0: queued until the ring is up */
+		CHECK(queued >= 0, "warm-up send");
+		queued = !queued;
+		sh_wait_flag(r, 0, 1, 1);
+		for (int i = 1; i <= WRAP_N; i++) {
+			int rc = sh_send(r, 0, 1 + (uint32_t)i % 3, i, 0, wrap_len(i), 1 + i % 3);
+			CHECK(rc >= 0, "send %d: %d", i, rc);
+			queued += rc == 0;
+		}
+		for (int k = 0; k < 100; k++)
+			sctpt_progress(r->ep);
+		struct sctpt_peer_stats *st = sh_stats(r, 0);
+		CHECK(st->shm & 1, "rank 1 does not send through shared memory (shm %d)", st->shm);
+		CHECK(queued > 1 && sctpt_pending(r->ep, r->peer[0]),
+		      "%d of %d sends queued while the receiver reads nothing", queued, WRAP_N);
+		CHECK(st->shm_ring_full > 0, "the 4 KiB ring never looked full");
+		printf("  sender: %d of %d sends queued behind a full ring\n", queued, WRAP_N);
+		sh_set_flag(1, 1);
+		sh_drain(r, 0);
+		CHECK(lg.sends == queued && lg.sends_failed == 0, "%d send completions for %d queued, "
+		      "%d failed", lg.sends, queued, lg.sends_failed);
+		sh_barrier(r);
+		return 0;
+	}
+	sh_drain(r, 1); /* the warm-up, from an empty ring */
+	sh_set_flag(0, 1);
+	sh_wait_flag(r, 1, 1, 0); /* reading nothing meanwhile */
+	sh_drain(r, 1 + WRAP_N);
+	CHECK(check_recvs(r, 1) == 1 + WRAP_N, "messages");
+	for (int i = 0; i < lg.n; i++)
+		if (lg.m[i].kind == SCTPT_CQE_RECV)
+			CHECK(lg.m[i].len == wrap_len(lg.m[i].tag), "tag %d: %zu bytes", lg.m[i].tag,
+			      lg.m[i].len);
+	struct sctpt_peer_stats *st = sh_stats(r, 1);
+	CHECK(st->shm & 2, "rank 0 does not receive through shared memory (shm %d)", st->shm);
+	printf("  receiver: %d messages through the ring, %llu bytes (%d laps at least)\n",
+	       lg.recvs, (unsigned long long)st->bytes_recv, (int)(st->bytes_recv / 4096));
+	sh_barrier(r);
+	return 0;
+}
+
+/* ---- every size class, both ways ---- */
+
+static const size_t sizes[] = {0,     1,     7,     16,    47,    48,     63,      64,
+			       65,    255,   256,   257,   975,   976,    977,     1024,
+			       4095,  4096,  16383, 16384, 16385, 65535,  65536,   65537,
+			       70000, 200000, 1u << 20, (4u << 20) + 3};
+#define NSIZES ((int)(sizeof(sizes) / sizeof(sizes[0])))
+static int pulls_expected;
+
+/* Per size: context 1 (the core's buffers, one iovec), context 100 (recv_buf buffers, two),
+ * context 2 unordered (forty iovecs: more than a pull can name). */
+static void send_sizes(struct sh_rank *r, int to)
+{
+	for (int i = 0; i < NSIZES; i++) {
+		CHECK(sh_send(r, to, 1, i, 0, sizes[i], 1) >= 0, "send %zu", sizes[i]);
+		CHECK(sh_send(r, to, SH_OWN_BUF_CTX, i, 0, sizes[i], 2) >= 0, "send %zu", sizes[i]);
+		CHECK(sh_send(r, to, 2, i, SCTPT_SEND_UNORDERED, sizes[i], 40) >= 0, "send %zu",
+		      sizes[i]);
+	}
+}
+
+static void check_sizes(struct sh_rank *r, int from)
+{
+	int seen[3][NSIZES];
+	memset(seen, 0, sizeof(seen));
+	CHECK(check_recvs(r, from) == 3 * NSIZES, "rank %d: messages", r->rank);
+	for (int i = 0; i < lg.n; i++) {
+		const struct sh_msg *m = &lg.m[i];
+		if (m->kind != SCTPT_CQE_RECV)
+			continue;
+		int c = m->context == 1 ? 0 : m->context == 2 ? 1 : 2;
+		CHECK(m->tag >= 0 && m->tag < NSIZES && m->len == sizes[m->tag], "tag %d: %zu bytes",
+		      m->tag, m->len);
+		seen[c][m->tag]++;
+		/* as over SCTP: a buffer of the handler's own for what does not fit a fragment */
+		if (m->context == SH_OWN_BUF_CTX && m->len > 65536)
+			CHECK(m->in_own_buf, "%zu bytes not in the handler's buffer", m->len);
+	}
+	for (int c = 0; c < 3; c++)
+		for (int i = 0; i < NSIZES; i++)
+			CHECK(seen[c][i] == 1, "size %zu arrived %d times", sizes[i], seen[c][i]);
+}
+
+static int body_sizes(struct sh_rank *r)
+{
+	int other = 1 - r->rank;
+	if (r->rank == 1)
+		send_sizes(r, 0);
+	sh_drain(r, r->rank == 0 ? 3 * NSIZES : 0);
+	if (r->rank == 0)
+		check_sizes(r, 1);
+	sh_barrier(r);
+	int got = lg.recvs;
+	lg.n = lg.recvs = 0;
+	if (r->rank == 0)
+		send_sizes(r, 1);
+	sh_drain(r, r->rank == 1 ? 3 * NSIZES : 0);
+	if (r->rank == 1)
+		check_sizes(r, 0);
+	struct sctpt_peer_stats *st = sh_stats(r, other);
+	CHECK(st->shm == 3, "rank %d: shared memory both ways (shm %d)", r->rank, st->shm);
+	CHECK(pulls_expected ? st->shm_pulls > 0 : st->shm_pulls == 0,
+	      "rank %d: %llu messages read from our buffers", r->rank,
+	      (unsigned long long)st->shm_pulls);
+	CHECK(lg.sends_failed == 0 && lg.bufs_back == 0, "failed sends or buffers given back");
+	printf("  rank %d: %d + %d messages intact; %llu read straight from our buffers\n",
+	       r->rank, got, lg.recvs, (unsigned long long)st->shm_pulls);
+	sh_barrier(r);
+	return 0;
+}
+
+/* ---- a small message on another stream passes a large one ---- */
+
+#define BIG (2u << 20)
+
+static int body_pass(struct sh_rank *r)
+{
+	if (r->rank == 1) {
+		CHECK(sh_send(r, 0, 1, 0, 0, 0, 1) >= 0, "warm-up");
+		sh_wait_flag(r, 0, 1, 1);
+		CHECK(sh_send(r, 0, 7, 1, 0, BIG, 1) >= 0, "send A");
+		CHECK(sh_send(r, 0, 9, 2, 0, 8, 1) >= 0, "send C");
+		for (int k = 0; k < 100; k++)
+			sctpt_progress(r->ep);
+		sh_set_flag(1, 1);
+		sh_drain(r, 0);
+		sh_barrier(r);
+		return 0;
+	}
+	sh_drain(r, 1);
+	sh_set_flag(0, 1);
+	sh_wait_flag(r, 1, 1, 0); /* A and C wait in the ring (A in part, without pulls) */
+	sh_drain(r, 3);
+	CHECK(check_recvs(r, 1) == 3, "messages");
+	int a = -1, c = -1;
+	for (int i = 0; i < lg.n; i++) {
+		if (lg.m[i].kind == SCTPT_CQE_RECV && lg.m[i].context == 7)
+			a = i;
+		if (lg.m[i].kind == SCTPT_CQE_RECV && lg.m[i].context == 9)
+			c = i;
+	}
+	CHECK(a >= 0 && c >= 0 && c < a, "context 9 waited behind the large message on context 7");
+	printf("  the 8-byte message on context 9 came before the 2 MiB one sent ahead of it\n");
+	sh_barrier(r);
+	return 0;
+}
+
+/* ---- many senders, one receiver, more ranks than cores ---- */
+
+#define MANY_RANKS 7
+#define MANY_N 150
+
+static size_t many_len(int src, int i)
+{
+	uint32_t x = (uint32_t)(src * 7919 + i * 104729);
+	x ^= x >> 7;
+	return x % 10 < 6 ? x % 300 : x % 10 < 9 ? x % 40000 : x % 400000;
+}
+
+static int body_many(struct sh_rank *r)
+{
+	if (r->rank > 0) {
+		for (int i = 0; i < MANY_N; i++) {
+			int rc = sh_send(r, 0, 3 + (uint32_t)i % 3, r->rank * 100000 + i, 0,
+					 many_len(r->rank, i), 1 + i % 4);
+			CHECK(rc >= 0, "rank %d send %d: %d", r->rank, i, rc);
+			if (i % 16 == 15)
+				sctpt_wait(r->ep, 0);
+		}
+		sh_drain(r, 0);
+		sh_barrier(r);
+		return 0;
+	}
+	sh_drain(r, (MANY_RANKS - 1) * MANY_N);
+	for (int s = 1; s < MANY_RANKS; s++) {
+		CHECK(check_recvs(r, s) == MANY_N, "from rank %d", s);
+		CHECK(sh_stats(r, s)->shm & 2, "rank %d's messages did not come through its ring", s);
+	}
+	for (int i = 0; i < lg.n; i++)
+		if (lg.m[i].kind == SCTPT_CQE_RECV) {
+			int src = lg.m[i].tag / 100000, k = lg.m[i].tag % 100000;
+			CHECK(lg.m[i].len == many_len(src, k), "rank %d message %d: %zu bytes", src, k,
+			      lg.m[i].len);
+		}
+	printf("  %d senders x %d messages, in order per (sender, context) and intact\n",
+	       MANY_RANKS - 1, MANY_N);
+	sh_barrier(r);
+	return 0;
+}
+
+/* ---- sleeping on the tripwire ---- */
+
+#define SLEEP_ROUNDS 20
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int body_sleep(struct sh_rank *r)
+{
+	if (r->rank == 1) {
+		CHECK(sh_send(r, 0, 1, 0, 0, 8, 1) >= 0, "warm-up");
+		sh_wait_flag(r, 0, 1, 1);
+		for (int k = 1; k <= SLEEP_ROUNDS; k++) {
+			struct timespec ts = {0, 20 * 1000000L}; /* the receiver goes to sleep */
+			nanosleep(&ts, NULL);
+			CHECK(sh_send(r, 0, 1, k, 0, 8, 1) >= 0, "send %d", k);
+		}
+		sh_drain(r, 0);
+		uint64_t w = sh_stats(r, 0)->shm_wakeups;
+		printf("  sender woke the sleeping receiver %llu times in %d messages\n",
+		       (unsigned long long)w, SLEEP_ROUNDS);
+		CHECK(w > 0, "the receiver was never woken through its tripwire");
+		sh_barrier(r);
+		return 0;
+	}
+	sh_drain(r, 1);
+	sh_set_flag(0, 1);
+	double t0 = now_s(), c0 = cpu_s();
+	while (lg.recvs < 1 + SLEEP_ROUNDS)
+		sctpt_wait(r->ep, 1000);
+	double wall = now_s() - t0, cpu = cpu_s() - c0;
+	printf("  receiver: %.0f ms waiting, %.0f ms of CPU\n", wall * 1e3, cpu * 1e3);
+	CHECK(cpu < wall / 2, "the waiting receiver kept the CPU busy: %.3f s of %.3f s", cpu,
+	      wall);
+	check_recvs(r, 1);
+	sh_barrier(r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *all[] = {"wrap", "sizes", "sizes_nopull", "pass", "pass_nopull",
+				    "many", "sleep"};
+	int failed = 0, n = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 0; i < n; i++) {
+		const char *t = argc > 1 ? argv[i + 1] : all[i];
+		if (!strcmp(t, "wrap")) {
+			failed |= sh_run(t, 2, 60, conf_small_ring, body_wrap, -1);
+		} else if (!strcmp(t, "sizes")) {
+			pulls_expected = 1;
+			failed |= sh_run(t, 2, 120, NULL, body_sizes, -1);
+		} else if (!strcmp(t, "sizes_nopull")) {
+			pulls_expected = 0;
+			failed |= sh_run(t, 2, 120, conf_nopull, body_sizes, -1);
+		} else if (!strcmp(t, "pass")) {
+			failed |= sh_run(t, 2, 60, NULL, body_pass, -1);
+		} else if (!strcmp(t, "pass_nopull")) {
+			failed |= sh_run(t, 2, 60, conf_nopull, body_pass, -1);
+		} else if (!strcmp(t, "many")) {
+			failed |= sh_run(t, MANY_RANKS, 180, NULL, body_many, -1);
+		} else if (!strcmp(t, "sleep")) {
+			failed |= sh_run(t, 2, 60, NULL, body_sleep, -1);
+		} else {
+			fprintf(stderr, "unknown test %s\n", t);
+			return 2;
+		}
+	}
+	return failed;
+}
