@@ -11,6 +11,7 @@
 
 struct sh_shared *sh;
 struct sh_log lg;
+void (*sh_card_filter)(int rank, int peer, char *card);
 static pthread_barrier_t *g_bar;
 static struct sctpt_peer_stats g_st;
 
@@ -152,8 +153,12 @@ static int rank_main(int rank, int n, void (*conf)(int, struct sctpt_config *),
 	for (int i = 0; i < n; i++) {
 		r.peer[i] = -1;
 		if (i != rank) {
-			r.peer[i] = sctpt_peer_add(r.ep, sh->cards[i]);
-			CHECK(r.peer[i] >= 0, "rank %d: peer_add(%s)", rank, sh->cards[i]);
+			char card[SCTPT_CARD_MAX];
+			snprintf(card, sizeof(card), "%s", sh->cards[i]);
+			if (sh_card_filter)
+				sh_card_filter(rank, i, card);
+			r.peer[i] = sctpt_peer_add(r.ep, card);
+			CHECK(r.peer[i] >= 0, "rank %d: peer_add(%s)", rank, card);
 		}
 	}
 	pthread_barrier_wait(g_bar);

@@ -51,6 +51,8 @@ extern struct sh_log lg;
 
 /* Ranks with a per-rank configuration (conf may be NULL); killed: the rank that is meant to
  * die by SIGKILL (-1: none). Returns 0 when every other rank exited 0 within seconds. */
+/* Called (when set) with each card a rank is about to add, which it may change. */
+extern void (*sh_card_filter)(int rank, int peer, char *card);
 int sh_run(const char *name, int n, int seconds, void (*conf)(int rank, struct sctpt_config *),
 	   int (*body)(struct sh_rank *), int killed);
 void sh_barrier(struct sh_rank *r);
