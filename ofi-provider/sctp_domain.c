@@ -21,6 +21,8 @@ static uint64_t now_us(void)
 	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
+int (*sctp_core_open)(const struct sctpt_config *cfg, struct sctpt_ep **ep) = sctpt_open;
+
 int sctp_errno(int e)
 {
 	switch (e) {
@@ -383,7 +385,7 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	cfg.accept_unknown = 1; /* RDM: anyone who knows our name may send to us */
 	cfg.handler.complete = NULL; /* polled: messages wait in the core's buffers */
 	cfg.handler.events = 1;
-	rc = sctpt_open(&cfg, &d->core);
+	rc = sctp_core_open(&cfg, &d->core);
 	if (rc != 0) {
 		SCTP_WARN(FI_LOG_DOMAIN, "cannot open the SCTP endpoint: %s\n", sctpt_last_error());
 		pthread_mutex_destroy(&d->lock);

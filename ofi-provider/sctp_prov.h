@@ -135,6 +135,8 @@ struct sctp_domain {
 	int nrqps, cap_rqps;
 };
 
+/* How a domain opens its core endpoint (sctpt_open; a fuzz target puts a socketless one). */
+extern int (*sctp_core_open)(const struct sctpt_config *cfg, struct sctpt_ep **ep);
 int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		     void *context);
 /* Moves everything (dom->lock held); returns how many things it handled. */
