@@ -32,6 +32,7 @@ mca_btl_sctp_module_t mca_btl_sctp_module = {
 		.btl_register_error = mca_btl_sctp_register_error,
 		/* RDMA over the iWARP layer; the component clears the flags when it is off */
 		.btl_put = mca_btl_sctp_put,
+		.btl_flush = mca_btl_sctp_flush,
 		.btl_get = mca_btl_sctp_get,
 		.btl_atomic_op = mca_btl_sctp_atomic_op,
 		.btl_atomic_fop = mca_btl_sctp_atomic_fop,
@@ -232,8 +233,9 @@ mca_btl_base_descriptor_t *mca_btl_sctp_prepare_src(struct mca_btl_base_module_t
 	(void)order;
 	if (reserve + max_data > btl->btl_max_send_size)
 		max_data = btl->btl_max_send_size - reserve;
-	/* small contiguous data: one copy is cheaper than a second segment */
-	if (reserve + max_data <= btl->btl_eager_limit)
+	/* small contiguous data: one copy is cheaper than a second segment; larger data goes in
+	 * place (the core copies it into SCTP at once, or keeps it until its completion) */
+	if (reserve + max_data <= MCA_BTL_SCTP_PACK_MAX)
 		pack = true;
 	frag = mca_btl_sctp_frag_alloc(pack ? reserve + max_data : reserve);
 	if (OPAL_UNLIKELY(NULL == frag))

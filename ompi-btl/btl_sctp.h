@@ -32,6 +32,13 @@ struct iw_qp;
 
 BEGIN_C_DECLS
 
+/* Contiguous data up to this size (header included) is copied into a frag; larger data is
+ * sent in place from the user's buffer. */
+#define MCA_BTL_SCTP_PACK_MAX 4096
+/* Room for ob1's largest header (mca_pml_ob1_hdr_t: 56 bytes in Open MPI 4.1), so that an
+ * eager limit of 64 KiB + this lets 64 KiB messages go eager. */
+#define MCA_BTL_SCTP_HDR_ROOM 64
+
 /* One BTL module: the core endpoint binds every selected interface, so one module covers them. */
 struct mca_btl_sctp_module_t {
 	mca_btl_base_module_t super;
@@ -144,6 +151,7 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 		     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
 		     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
 		     void *cbcontext, void *cbdata);
+int mca_btl_sctp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
 int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
 		     void *local_address, uint64_t remote_address,
 		     struct mca_btl_base_registration_handle_t *local_handle,

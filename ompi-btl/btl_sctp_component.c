@@ -141,7 +141,8 @@ static int sctp_component_register(void)
 		OPAL_INFO_LVL_2, &c->udp_port_range);
 	reg_int("frag_size",
 		"Core messages larger than this many bytes travel as fragments that interleave "
-		"with other streams", (int)def.frag_size, OPAL_INFO_LVL_5, &c->frag_size);
+		"with other streams (default: an eager message of 64 KiB with ob1's header is one "
+		"fragment)", 64 * 1024 + MCA_BTL_SCTP_HDR_ROOM, OPAL_INFO_LVL_5, &c->frag_size);
 	reg_int("path_mtu", "Path MTU in bytes (0: from the interface MTU)", (int)def.path_mtu,
 		OPAL_INFO_LVL_5, &c->path_mtu);
 	reg_int("rto_min", "Minimum SCTP retransmission timeout (ms)", def.rto_min_ms,
@@ -190,8 +191,10 @@ static int sctp_component_register(void)
 	/* The BTL's generic parameters: btl_sctp_eager_limit, _max_send_size, _exclusivity,
 	 * _latency, _bandwidth, _flags, ... registered by the BTL base with these defaults. */
 	m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100;
-	m->btl_eager_limit = 32 * 1024;
-	m->btl_rndv_eager_limit = 32 * 1024;
+	/* 64 KiB messages go eager: a rendezvous costs a round trip, and SCTP moves 64 KiB in
+	 * about the time of two */
+	m->btl_eager_limit = 64 * 1024 + MCA_BTL_SCTP_HDR_ROOM;
+	m->btl_rndv_eager_limit = 64 * 1024 + MCA_BTL_SCTP_HDR_ROOM;
 	m->btl_max_send_size = 256 * 1024;
 	m->btl_rdma_pipeline_send_length = 256 * 1024;
 	m->btl_rdma_pipeline_frag_size = 256 * 1024;

@@ -16,6 +16,10 @@ static void endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 	ep->closed = 0;
 	ep->in_use = 0;
 	ep->qp = NULL; /* destroyed with the RNIC (iw_close) */
+	ep->rdma_ops = 0;
+	ep->rdma_dirty = 0;
+	ep->flush_stag = 0;
+	ep->flush_addr = 0;
 }
 
 static void endpoint_destruct(mca_btl_sctp_endpoint_t *ep)

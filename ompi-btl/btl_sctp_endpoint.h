@@ -22,6 +22,11 @@ struct mca_btl_base_endpoint_t {
 	volatile int32_t closed;   /* it closed its endpoint in order (SCTPT_EV_PEER_CLOSED) */
 	volatile int32_t in_use;   /* between add_procs and del_procs: ob1 may expect traffic */
 	struct iw_qp *qp;          /* RDMA queue pair to the peer, NULL without RDMA */
+	volatile int32_t rdma_ops; /* RDMA operations posted and not yet completed */
+	/* a Write since the last flush: its target, which the flush's Read fences behind it */
+	volatile int32_t rdma_dirty;
+	uint32_t flush_stag;
+	uint64_t flush_addr;
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 typedef mca_btl_base_endpoint_t mca_btl_sctp_endpoint_t;

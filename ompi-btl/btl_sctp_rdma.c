@@ -12,10 +12,12 @@
  *   leaves the process), so the BTL accepts unregistered local buffers of any size.
  * - Registrations go through Open MPI's registration cache (rcache grdma), as openib's and
  *   uct's do: a window registered twice reuses one STag, and freed memory loses its STag.
- * - Remote completion: a Write completes at the iWARP layer once SCTP has it; osc rdma needs
- *   the data placed at the target when the put completes (its flush). So every put is a Write
- *   followed by a 1-byte Read of the same target, which the target serves only after placing
- *   every earlier segment of the QP (iw's ordering fence); the put completes with the Read.
+ * - Remote completion: a put is one Write, complete (its callback) once SCTP has it. osc rdma
+ *   learns that puts are placed at the target from btl_flush, which we offer: it sends one
+ *   1-byte Read behind the last Write to each peer written to since the previous flush (the
+ *   target serves a Read only after placing every earlier segment of the QP: iw's ordering
+ *   fence) and returns once that Read and every operation posted before it completed. So a
+ *   window of puts costs one round trip per flush, not one per put.
  * - ob1 asks for registrations with REMOTE_READ only for its RDMA rendezvous; they are refused
  *   (and btl_min_rdma_pipeline_size is unbounded), so point-to-point stays on the SCTP
  *   streams, which move large messages faster than the iWARP layer does today.
@@ -34,6 +36,7 @@
 
 #include "iw/iw_verbs.h"
 #include "opal/mca/rcache/base/base.h"
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -50,7 +53,7 @@ struct sctp_reg {
 	struct mca_btl_base_registration_handle_t handle;
 };
 
-/* One outstanding BTL operation; its address is the work request id of its last WR. */
+/* One outstanding BTL operation; its address is its work request's id. */
 struct sctp_rdma_op {
 	mca_btl_sctp_endpoint_t *endpoint;
 	void *local_address;
@@ -58,10 +61,9 @@ struct sctp_rdma_op {
 	mca_btl_base_rdma_completion_fn_t cbfunc;
 	void *cbcontext, *cbdata;
 	int status;          /* the first error seen among its work requests */
-	uint64_t scratch;    /* the flush Read's sink, a non-fetching atomic's result */
+	uint64_t scratch;    /* a flush Read's sink, a non-fetching atomic's result */
 };
 
-#define SCTP_RDMA_IGNORE 1 /* wr_id of a Write whose completion only matters if it failed */
 
 size_t mca_btl_sctp_rdma_handle_size(void)
 {
@@ -258,9 +260,8 @@ static int post_status(int rc)
 	}
 }
 
-/* Posts the work requests of one operation; the last one carries op as its id. */
-static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
-		struct iw_send_wr *wr, int nwr)
+/* Posts the work request of one operation; op is its id. */
+static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op, struct iw_send_wr *wr)
 {
 	int rc;
 
@@ -268,15 +269,14 @@ static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
 		free(op);
 		return OPAL_ERR_NOT_AVAILABLE;
 	}
-	for (int i = 0; i < nwr; i++) {
-		wr[i].wr_id = i == nwr - 1 ? (uint64_t)(uintptr_t)op : SCTP_RDMA_IGNORE;
-		rc = iw_post_send(endpoint->qp, &wr[i]);
-		if (0 != rc) {
-			/* nothing carries op: the caller retries the whole operation (a Write
-			 * posted before its flush Read failed is placed twice, harmlessly) */
-			free(op);
-			return post_status(rc);
-		}
+	/* counted before posting: another thread's progress may complete it at once */
+	OPAL_THREAD_ADD_FETCH32(&endpoint->rdma_ops, 1);
+	wr->wr_id = (uint64_t)(uintptr_t)op;
+	rc = iw_post_send(endpoint->qp, wr);
+	if (0 != rc) { /* the caller retries the operation */
+		OPAL_THREAD_ADD_FETCH32(&endpoint->rdma_ops, -1);
+		free(op);
+		return post_status(rc);
 	}
 	return OPAL_SUCCESS;
 }
@@ -294,7 +294,7 @@ static int post_one(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
 				 .remote_stag = remote_handle->stag, .remote_to = remote_to,
 				 .compare_add = compare_add, .swap = swap };
 
-	return post(endpoint, op, &wr, 1);
+	return post(endpoint, op, &wr);
 }
 
 int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -304,10 +304,8 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 		     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
 		     void *cbcontext, void *cbdata)
 {
-	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	struct sctp_rdma_op *op;
-	struct iw_sge src, sink;
-	struct iw_send_wr wr[2];
+	int rc;
 
 	(void)flags;
 	(void)order;
@@ -316,14 +314,62 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
-	src = (struct iw_sge){ local_address, (uint32_t)size, c->local_stag };
-	sink = (struct iw_sge){ &op->scratch, 1, c->local_stag };
-	wr[0] = (struct iw_send_wr){ .opcode = IW_WR_WRITE, .sg_list = &src, .num_sge = 1,
-				     .remote_stag = remote_handle->stag, .remote_to = remote_address };
-	/* the flush: served by the target only after the Write is placed */
-	wr[1] = (struct iw_send_wr){ .opcode = IW_WR_READ, .sg_list = &sink, .num_sge = 1,
-				     .remote_stag = remote_handle->stag, .remote_to = remote_address };
-	return post(endpoint, op, size ? wr : wr + 1, size ? 2 : 1);
+	if (0 == size) /* nothing to place: a Read, as a flush does, completes it in order */
+		return post_one(endpoint, op, IW_WR_READ, NULL, 1, remote_handle, remote_address, 0, 0);
+	/* where the next flush's Read goes: behind this Write, in memory the peer lets us read
+	 * (osc rdma registers windows for every remote access) */
+	endpoint->flush_stag = remote_handle->stag;
+	endpoint->flush_addr = remote_address;
+	rc = post_one(endpoint, op, IW_WR_WRITE, local_address, (uint32_t)size, remote_handle,
+		      remote_address, 0, 0);
+	if (OPAL_SUCCESS == rc)
+		OPAL_THREAD_SWAP_32(&endpoint->rdma_dirty, 1);
+	return rc;
+}
+
+/* Posts the flush Read behind the Writes to endpoint since its last flush, if any. */
+static int flush_post(mca_btl_sctp_endpoint_t *endpoint)
+{
+	struct mca_btl_base_registration_handle_t h = { .stag = endpoint->flush_stag };
+	struct sctp_rdma_op *op;
+	int rc;
+
+	if (0 == OPAL_THREAD_SWAP_32(&endpoint->rdma_dirty, 0))
+		return OPAL_SUCCESS;
+	op = op_new(endpoint, NULL, NULL, NULL, NULL, NULL);
+	rc = NULL == op ? OPAL_ERR_OUT_OF_RESOURCE
+			: post_one(endpoint, op, IW_WR_READ, NULL, 1, &h, endpoint->flush_addr, 0, 0);
+	if (OPAL_SUCCESS != rc)
+		OPAL_THREAD_SWAP_32(&endpoint->rdma_dirty, 1); /* try again */
+	return rc;
+}
+
+/*
+ * btl_flush: every operation posted to endpoint (NULL: to every peer) before the call has
+ * completed, and every put is placed at its target, when it returns.
+ */
+int mca_btl_sctp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint)
+{
+	mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *)btl;
+	mca_btl_sctp_endpoint_t *e;
+	int busy;
+
+	if (NULL == mca_btl_sctp_component.rnic)
+		return OPAL_ERR_NOT_AVAILABLE;
+	do {
+		busy = 0;
+		if (NULL != endpoint) {
+			busy = OPAL_SUCCESS != flush_post(endpoint) || 0 != endpoint->rdma_ops;
+		} else {
+			OPAL_THREAD_LOCK(&m->endpoints_lock);
+			OPAL_LIST_FOREACH (e, &m->endpoints, mca_btl_sctp_endpoint_t)
+				busy |= OPAL_SUCCESS != flush_post(e) || 0 != e->rdma_ops;
+			OPAL_THREAD_UNLOCK(&m->endpoints_lock);
+		}
+		if (busy)
+			opal_progress();
+	} while (busy);
+	return OPAL_SUCCESS;
 }
 
 int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -430,13 +476,6 @@ int mca_btl_sctp_rdma_progress(void)
 					    wc[i].term.etype, wc[i].term.ecode);
 				continue;
 			}
-			if (SCTP_RDMA_IGNORE == wc[i].wr_id) {
-				if (IW_WC_SUCCESS != wc[i].status)
-					opal_output_verbose(10, opal_btl_base_framework.framework_output,
-							    "btl sctp: RDMA write failed (status %d)",
-							    (int)wc[i].status);
-				continue; /* the Read behind it is flushed with an error too */
-			}
 			op = (struct sctp_rdma_op *)(uintptr_t)wc[i].wr_id;
 			if (IW_WC_SUCCESS != wc[i].status && OPAL_SUCCESS == op->status)
 				op->status = IW_WC_PEER_LOST == wc[i].status ? OPAL_ERR_UNREACH
@@ -449,6 +488,8 @@ int mca_btl_sctp_rdma_progress(void)
 			if (NULL != op->cbfunc)
 				op->cbfunc(&mca_btl_sctp_module.super, op->endpoint, op->local_address,
 					   op->local_handle, op->cbcontext, op->cbdata, op->status);
+			/* after the callback: a flush waiting on it sees it done */
+			OPAL_THREAD_ADD_FETCH32(&op->endpoint->rdma_ops, -1);
 			free(op);
 			count++;
 		}
