@@ -9,7 +9,8 @@
  *     context id), which is MPI's ordering, including MPI_ANY_TAG; the stream follows
  *     (context, tag), so unrelated messages never wait behind each other in SCTP;
  *   - rendezvous data (RNDV_SEND) goes on its own context, tagged with the receiver's
- *     request: a large transfer holds up no eager message or control packet;
+ *     request, without a header (the tag says all): a large transfer holds up no eager
+ *     message or control packet, and a contiguous one lands in the user's buffer;
  *   - RMA packets share one context per peer (CH3's RMA assumes they arrive in order);
  *   - every other CH3 packet (clear-to-send, acknowledgements, close) shares another.
  */
@@ -35,7 +36,7 @@ struct sctpc_env {
 	const char *fnn_table;      /* MPICH_SCTP_FNN_TABLE + _ADDRS: stripe over FNN rails */
 	const char *fnn_addrs;
 	int verbose;                /* MPICH_SCTP_VERBOSE: 1 endpoint, 2 + per-peer stats */
-	int spin_us;                /* MPICH_SCTP_SPIN_US: poll this long before blocking */
+	int spin_us;                /* MPICH_SCTP_SPIN_US: poll this long before blocking (0) */
 };
 
 struct sctpc_fnn;
@@ -51,6 +52,8 @@ struct sctpc {
 	MPIDI_VC_t **peer_vc;       /* core peer id -> VC */
 	int npeer_vc;
 	MPIDI_CH3_PktHandler_Fcn *pkt[MPIDI_CH3_PKT_END_CH3 + 1];
+	unsigned long rndv_placed;	/* rendezvous data the core put in the user's buffer */
+	unsigned long rndv_copied;	/* ... that went through the packet handler */
 };
 
 extern struct sctpc sctpc;
@@ -66,5 +69,7 @@ void sctpc_send_pool_free(void);
 
 /* ch3_sctp_progress.c */
 int sctpc_peer_name(MPIDI_VC_t * vc, char *buf, size_t len);
+void *sctpc_rndv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+		     void **cookie);
 
 #endif /* CH3_SCTP_H_INCLUDED */

@@ -165,13 +165,14 @@ int sctpc_config(struct sctpt_config *cfg, char *err, size_t errlen)
 	/* unset variables keep the core's defaults */
 	long def[I_COUNT] = {
 		[I_STREAMS] = cfg->streams, [I_CMT] = cfg->cmt, [I_CRC] = cfg->crc32c,
-		[I_FRAG] = (long)cfg->frag_size, [I_MTU] = cfg->path_mtu,
+		/* a packet of CH3's eager sizes (powers of two) plus its header in one fragment */
+		[I_FRAG] = (long)(cfg->frag_size + sizeof(MPIDI_CH3_Pkt_t)), [I_MTU] = cfg->path_mtu,
 		[I_RTO_MIN] = cfg->rto_min_ms, [I_RTO_MAX] = cfg->rto_max_ms,
 		[I_RTO_INIT] = cfg->rto_initial_ms, [I_HB] = cfg->hb_interval_ms,
 		[I_PATH_RT] = cfg->path_max_retrans, [I_ASSOC_RT] = cfg->assoc_max_retrans,
 		[I_SNDBUF] = (long)cfg->sndbuf, [I_RCVBUF] = (long)cfg->rcvbuf,
 		[I_SACK_DELAY] = cfg->sack_delay_ms, [I_SACK_FREQ] = cfg->sack_freq,
-		[I_PORT_MIN] = 0, [I_PORT_MAX] = 0, [I_VERBOSE] = 0, [I_SPIN] = 50,
+		[I_PORT_MIN] = 0, [I_PORT_MAX] = 0, [I_VERBOSE] = 0, [I_SPIN] = 0,
 	};
 	for (int i = 0; i < I_COUNT; i++)
 		if (env_int(ints[i].name, ints[i].lo, ints[i].hi, def[i], &v[i], err, errlen))
@@ -213,6 +214,7 @@ int sctpc_config(struct sctpt_config *cfg, char *err, size_t errlen)
 	cfg->udp_port_max = (uint16_t)v[I_PORT_MAX];
 	/* completions are read by the progress engine under MPICH's lock (sctpt_cq_read) */
 	cfg->handler.complete = NULL;
+	cfg->handler.recv_buf = sctpc_rndv_buf;
 	cfg->handler.events = 1;
 	cfg->ops.stream_map = stream_map;
 	cfg->ops.rails = sctpc.fnn ? rails : NULL;

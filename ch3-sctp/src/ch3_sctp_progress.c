@@ -35,23 +35,17 @@ int sctpc_peer_name(MPIDI_VC_t * vc, char *buf, size_t len)
  * data if it can place it at once; otherwise it returns a request whose IOV says where
  * the data goes (reloaded by the request's handler for non-contiguous types).
  */
-static int handle_pkt(MPIDI_VC_t * vc, const char *buf, size_t len)
+static int handle_pkt(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, const char *buf, size_t len)
 {
 	int mpi_errno = MPI_SUCCESS, complete = 0;
-	MPIDI_CH3_Pkt_t pkt;
 	MPIR_Request *rreq = NULL;
 	intptr_t n;
 
-	MPIR_ERR_CHKANDJUMP2(len < sizeof(pkt), mpi_errno, MPI_ERR_INTERN, "**ch3|sctp|short",
-			     "**ch3|sctp|short %d %d", vc->pg_rank, (int) len);
-	memcpy(&pkt, buf, sizeof(pkt));	/* aligned */
-	buf += sizeof(pkt);
-	len -= sizeof(pkt);
-	MPIR_ERR_CHKANDJUMP2(pkt.type < 0 || pkt.type >= MPIDI_CH3_PKT_END_CH3, mpi_errno,
+	MPIR_ERR_CHKANDJUMP2(pkt->type < 0 || pkt->type >= MPIDI_CH3_PKT_END_CH3, mpi_errno,
 			     MPI_ERR_INTERN, "**ch3|sctp|pkt", "**ch3|sctp|pkt %d %d", vc->pg_rank,
-			     (int) pkt.type);
+			     (int) pkt->type);
 	n = (intptr_t) len;
-	mpi_errno = sctpc.pkt[pkt.type] (vc, &pkt, (void *) buf, &n, &rreq);
+	mpi_errno = sctpc.pkt[pkt->type] (vc, pkt, (void *) buf, &n, &rreq);
 	MPIR_ERR_CHECK(mpi_errno);
 	MPIR_Assert(n >= 0 && (size_t) n <= len);
 	buf += n;
@@ -91,6 +85,61 @@ static int handle_pkt(MPIDI_VC_t * vc, const char *buf, size_t len)
 			     "**ch3|sctp|long %d %d", vc->pg_rank, (int) len);
   fn_fail:
 	return mpi_errno;
+}
+
+/* A message of the core: a packet (header, data), or rendezvous data alone. */
+static int handle_msg(MPIDI_VC_t * vc, const struct sctpt_cqe *c)
+{
+	int mpi_errno = MPI_SUCCESS;
+	MPIDI_CH3_Pkt_t pkt;
+
+	if (c->context == SCTPC_CTX_RNDV) {
+		if (c->cookie) {	/* the core placed it in the user's buffer (sctpc_rndv_buf) */
+			sctpc.rndv_placed++;
+			return MPID_Request_complete(c->cookie);
+		}
+		sctpc.rndv_copied++;
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = MPIDI_CH3_PKT_RNDV_SEND;
+		pkt.rndv_send.receiver_req_id = c->tag;
+		return handle_pkt(vc, &pkt, c->data, c->len);
+	}
+	MPIR_ERR_CHKANDJUMP2(c->len < sizeof(pkt), mpi_errno, MPI_ERR_INTERN, "**ch3|sctp|short",
+			     "**ch3|sctp|short %d %d", vc->pg_rank, (int) c->len);
+	memcpy(&pkt, c->data, sizeof(pkt));	/* aligned */
+	return handle_pkt(vc, &pkt, (const char *) c->data + sizeof(pkt), c->len - sizeof(pkt));
+  fn_fail:
+	return mpi_errno;
+}
+
+/*
+ * Where the core reassembles a large message: rendezvous data for a contiguous receive goes
+ * straight into the user's buffer (the tag names the request, set up before its
+ * clear-to-send left). Runs under the core's lock, maybe without MPICH's: it only reads the
+ * request, which nothing changes between its clear-to-send and its data.
+ */
+void *sctpc_rndv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+		     void **cookie)
+{
+	MPIR_Request *rreq = NULL;
+	MPIR_Datatype *dt;
+	MPI_Aint lb;
+	intptr_t size;
+	int contig;
+
+	(void) arg;
+	(void) peer;
+	if (context != SCTPC_CTX_RNDV || HANDLE_GET_MPI_KIND(tag) != MPIR_REQUEST)
+		return NULL;
+	MPIR_Request_get_ptr(tag, rreq);
+	if (!rreq || rreq->dev.drop_data || rreq->dev.recv_data_sz != (intptr_t) len)
+		return NULL;
+	MPIDI_Datatype_get_info(rreq->dev.user_count, rreq->dev.datatype, contig, size, dt, lb);
+	(void) dt;
+	if (!contig || size < rreq->dev.recv_data_sz)
+		return NULL;	/* the handler unpacks it, or truncates */
+	*cookie = rreq;
+	return MPIR_get_contig_ptr(rreq->dev.user_buf, lb);
 }
 
 static MPIDI_VC_t *vc_of(sctpt_peer_t peer)
@@ -146,7 +195,7 @@ static int handle_cqe(const struct sctpt_cqe *c)
 			return MPI_SUCCESS;	/* not ours: cannot happen with the cards we add */
 		if (vc->state == MPIDI_VC_STATE_INACTIVE)
 			MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
-		return handle_pkt(vc, c->data, c->len);
+		return handle_msg(vc, c);
 	case SCTPT_CQE_SEND:
 		return sctpc_send_done(c);
 	case SCTPT_CQE_EVENT:
@@ -307,6 +356,8 @@ int MPIDI_CH3I_Progress_init(void)
 static void print_stats(void)
 {
 	struct sctpt_peer_stats st;
+	fprintf(stderr, "ch3:sctp: rank %d rendezvous data: %lu placed in the receive buffer, %lu "
+		"copied\n", sctpc.rank, sctpc.rndv_placed, sctpc.rndv_copied);
 	for (int i = 0; i < sctpc.npeer_vc; i++) {
 		MPIDI_VC_t *vc = sctpc.peer_vc[i];
 		if (!vc || sctpt_peer_stats(sctpc.ep, i, &st) != 0 || (!st.msgs_sent && !st.msgs_recv))

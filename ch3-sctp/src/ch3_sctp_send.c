@@ -197,8 +197,11 @@ static int send_pkt(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int
 	memset(&s->pkt, 0, sizeof(s->pkt));
 	memcpy(&s->pkt, iov[0].iov_base, iov[0].iov_len);
 	s->vc = vc;
-	vec[n].iov_base = &s->pkt;
-	vec[n++].iov_len = sizeof(s->pkt);
+	/* rendezvous data travels alone: its core tag names the receiving request */
+	if (s->pkt.type != MPIDI_CH3_PKT_RNDV_SEND) {
+		vec[n].iov_base = &s->pkt;
+		vec[n++].iov_len = sizeof(s->pkt);
+	}
 	for (int i = 1; i < iov_n; i++)
 		if (iov[i].iov_len)
 			vec[n++] = iov[i];
