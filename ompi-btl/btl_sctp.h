@@ -77,6 +77,7 @@ struct mca_btl_sctp_component_t {
 	bool ob1_headers;        /* ob1's header layout is the one compiled for: peek allowed */
 	int free_list_num, free_list_max, free_list_inc;
 	bool rdma;               /* put/get/atomics over the iWARP layer (for osc rdma) */
+	bool shm;                /* the core's shared memory to same-host peers */
 
 	/* state */
 	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */

@@ -188,6 +188,13 @@ static int sctp_component_register(void)
 		 "messages stay on the SCTP streams either way.",
 		 true, OPAL_INFO_LVL_3, &c->rdma);
 
+	reg_bool("shm",
+		 "Reach processes on the same host through the core's shared memory (rings, large "
+		 "messages read from the sender's buffer) instead of SCTP over an interface; "
+		 "completions and ordering are the same. Off: every peer over SCTP (to measure or "
+		 "test SCTP on one host). With btl vader, same-host traffic does not reach this BTL "
+		 "anyway.", 0 != def.shm, OPAL_INFO_LVL_4, &c->shm);
+
 	/* The BTL's generic parameters: btl_sctp_eager_limit, _max_send_size, _exclusivity,
 	 * _latency, _bandwidth, _flags, ... registered by the BTL base with these defaults. */
 	m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100;
@@ -686,6 +693,7 @@ static int sctp_open_endpoint(void)
 	cfg.rcvbuf = (size_t)c->rcvbuf;
 	cfg.sack_delay_ms = c->sack_delay;
 	cfg.sack_freq = c->sack_freq;
+	cfg.shm = c->shm;
 	cfg.handler.complete = sctp_complete;
 	cfg.handler.recv_buf = sctp_recv_buf;
 	cfg.handler.events = 1;

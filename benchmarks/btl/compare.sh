@@ -68,7 +68,7 @@ run() {
 	case $t in mbw_mr | allreduce) np=$np_multi ;; esac
 	case $s in
 	core)
-		SCTPT_SHM=${SCTPT_SHM:-0} timeout -k 5 900 "$core" --only sctp \
+		timeout -k 5 900 "$core" --only sctp $([ "${SCTPT_SHM:-0}" = 0 ] || echo --shm) \
 			--tests "$(core_test "$t")" --iters-scale "$q" --dat >"$log" 2>&1 ;;
 	*)
 		local path=$build/ompi-btl/.libs btl=sctp extra=("${sctp_mca[@]}")

@@ -14,7 +14,8 @@
  * non-blocking sockets retried), as MPI libraries do; with --wait both sleep until something
  * arrives (sctpt_wait; TCP: poll). The table says which.
  *
- * Forks two ranks that exchange business cards (and the TCP port) through shared memory.
+ * Forks two ranks that exchange business cards (and the TCP port) through shared memory. The
+ * core talks SCTP over loopback between them (its same-host shared memory only with --shm).
  * Every message has its first and last byte stamped with its window's number and checked,
  * and its length checked. Every wait is bounded; alarm() is each rank's safety net.
  */
@@ -75,6 +76,7 @@ static size_t g_sizes[MAX_SIZES];
 static int g_nsizes;
 static double g_scale = 1.0;
 static int g_block;                  /* --wait */
+static int g_shm;                    /* --shm: the core's shared memory, not SCTP */
 static int g_tests = 7, g_sides = 3; /* bit masks */
 
 static double now_s(void)
@@ -284,6 +286,7 @@ static int sctp_phase(struct rank *r)
 	struct sctpt_config cfg;
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
+	cfg.shm = g_shm; /* both ranks are on this host: SCTP over loopback unless --shm */
 	cfg.handler.complete = on_complete;
 	cfg.handler.recv_buf = on_recv_buf;
 	cfg.handler.arg = r;
@@ -573,7 +576,7 @@ static int parse_tests(const char *arg)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sctpt_bench [--tests lat,bw,bibw] [--only sctp|tcp] [--sizes LIST]\n"
-		   "                   [--iters-scale F] [--quick] [--wait] [--dat]\n"
+		   "                   [--iters-scale F] [--quick] [--wait] [--shm] [--dat]\n"
 		   "  --tests LIST      which tests (default all three)\n"
 		   "  --only SIDE       run the core (sctp) or TCP sockets (tcp) only\n"
 		   "  --sizes LIST      comma-separated message sizes, K/M suffixes allowed\n"
@@ -583,6 +586,8 @@ static void usage(FILE *f)
 		   "  --wait            both sides sleep until data arrives (sctpt_wait, poll)\n"
 		   "                    instead of busy-polling (sctpt_progress, non-blocking\n"
 		   "                    sockets retried)\n"
+		   "  --shm             let the core use its shared memory between the two ranks\n"
+		   "                    (default: SCTP over loopback, as between hosts)\n"
 		   "  --dat             print \"# <side> <test> <unit>\" and \"<size> <value>\" lines\n"
 		   "                    instead of the table (for benchmarks/btl/compare.sh)\n");
 }
@@ -678,6 +683,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "sctpt_bench: bad --iters-scale '%s'\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--shm")) {
+			g_shm = 1;
 		} else if (!strcmp(argv[i], "--wait")) {
 			g_block = 1;
 		} else if (!strcmp(argv[i], "--dat")) {
@@ -706,8 +713,8 @@ int main(int argc, char **argv)
 			for (int i = 0; i < MAX_SIZES; i++)
 				g_sh->res[s][t][i] = -1;
 	if (!dat) {
-		printf("sctpt_bench: the SCTP core (sctp) vs TCP sockets (tcp), loopback, OSU pattern "
-		       "(iterations x%g); both %s\n", g_scale,
+		printf("sctpt_bench: the SCTP core (sctp%s) vs TCP sockets (tcp), loopback, OSU "
+		       "pattern (iterations x%g); both %s\n", g_shm ? ": its shared memory" : "", g_scale,
 		       g_block ? "sleep until data arrives (sctpt_wait / poll)"
 			       : "busy-poll (sctpt_progress / non-blocking recv and send)");
 		printf("lat: one-way us (lower is better); bw, bibw: MB/s (higher is better)\n");

@@ -16,7 +16,8 @@ params=$(timeout 60 "$info" --param btl sctp --level 9 2>&1) || die "ompi_info -
 for p in if_include if_exclude streams cmt config_file config_host udp_port_min udp_port_range \
 	frag_size path_mtu rto_min rto_max rto_initial hb_interval path_max_retrans \
 	assoc_max_retrans sndbuf rcvbuf crc32c stream_per_tag free_list_num free_list_max \
-	free_list_inc eager_limit max_send_size exclusivity latency bandwidth rdma put_limit get_limit; do
+	free_list_inc eager_limit max_send_size exclusivity latency bandwidth rdma put_limit get_limit \
+	shm; do
 	line=$(echo "$params" | grep -A1 "MCA btl sctp: parameter \"btl_sctp_$p\"") ||
 		{ echo "$params"; die "btl_sctp_$p not listed"; }
 	echo "$line" | tail -n 1 | grep -q '[A-Za-z]' || die "btl_sctp_$p has no help text"
