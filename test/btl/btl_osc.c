@@ -3,7 +3,8 @@
  * SCTP) and over osc pt2pt on btl tcp; both must print the same CHECK lines.
  * Windows made with MPI_Win_create (osc rdma then moves data with the BTL's put/get/atomics
  * even on one node) and MPI_Win_allocate; fence and passive-target (lock, lock_all, flush)
- * epochs; put, get, accumulate, get_accumulate, fetch_and_op, compare_and_swap.
+ * epochs; put, get, accumulate, get_accumulate, fetch_and_op, compare_and_swap; flush as
+ * remote completion (a message after MPI_Win_flush finds the data there).
  *   btl_osc [MAXSIZE]   (default 4 MiB)
  */
 #include "btl_test.h"
@@ -168,10 +169,54 @@ static void passive_puts(MPI_Win win, unsigned char *base, size_t block, const c
 	free(src);
 }
 
+/*
+ * MPI_Win_flush completes puts at the target: each rank puts 8 blocks of 128 KiB (each cut into
+ * segments that travel unordered over the streams) into its right neighbour's window, flushes,
+ * and tells the neighbour with a message; the neighbour checks its window on receipt. Without
+ * a remote completion in the flush, the small message could overtake the bulk data.
+ */
+static void flush_then_notify(MPI_Win win, unsigned char *base, const char *flavor)
+{
+	const size_t n = 128 * 1024;
+	const int k = 8;
+	int right = (rank + 1) % size, left = (rank + size - 1) % size, token = 0;
+	unsigned char *src = malloc(n * k);
+	uint64_t sum = 0;
+
+	BT_EXPECT(src, "malloc");
+	for (int round = 0; round < 4; round++) {
+		uint64_t seed = 9000 + (uint64_t)round * 101;
+
+		for (int j = 0; j < k; j++)
+			bt_fill(src + n * (size_t)j, n, seed + (uint64_t)rank * 13 + (uint64_t)j);
+		memset(base, 0, n * k);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Win_lock_all(0, win);
+		for (int j = 0; j < k; j++)
+			MPI_Put(src + n * (size_t)j, (int)n, MPI_BYTE, right, (MPI_Aint)(n * (size_t)j),
+				(int)n, MPI_BYTE, win);
+		MPI_Win_flush(right, win);
+		MPI_Send(&token, 1, MPI_INT, right, 42, MPI_COMM_WORLD);
+		MPI_Recv(&token, 1, MPI_INT, left, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Win_sync(win);
+		for (int j = 0; j < k; j++) {
+			check_block(base + n * (size_t)j, n, seed + (uint64_t)left * 13 + (uint64_t)j,
+				    "put after flush");
+			sum += bt_hash(base + n * (size_t)j, n);
+		}
+		MPI_Win_unlock_all(win);
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	if (0 == rank)
+		printf("CHECK %s flush then notify, 4 x %d puts of %zu bytes: %016llx\n", flavor, k, n,
+		       (unsigned long long)sum);
+	free(src);
+}
+
 int main(int argc, char **argv)
 {
 	size_t max = argc > 1 ? (size_t)strtoull(argv[1], NULL, 0) : 4u << 20;
-	size_t len = max > (1u << 20) ? max : 1u << 20; /* burst_get's 16 x 64 KiB */
+	size_t len = max > (1u << 20) ? max : 1u << 20; /* burst_get's 16 x 64 KiB, 8 x 128 KiB */
 	MPI_Win win;
 	void *mem;
 
@@ -186,6 +231,7 @@ int main(int argc, char **argv)
 	fence_put_get(win, mem, max, "create");
 	burst_get(win, mem, "create");
 	passive_puts(win, mem, 65536, "create");
+	flush_then_notify(win, mem, "create");
 	MPI_Win_free(&win);
 	MPI_Win_create(mem, (MPI_Aint)len, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	passive_atomics(win, mem, "create");
