@@ -376,12 +376,12 @@ uint16_t sctpt_streams(struct sctpt_ep *ep)
 
 /* ---- progress ---- */
 
-static int progress_locked(struct sctpt_ep *ep)
+static int progress_locked(struct sctpt_ep *ep, int engine)
 {
 	int n = 0;
 	if (ep->shm)
 		n += sctpt_shm_progress(ep);
-	if (!ep->shm || sctpt_shm_engine_due(ep)) {
+	if (engine) {
 		n += ep->be->input(ep);
 		n += sctpt_receive(ep);
 		n += ep->be->events(ep);
@@ -407,9 +407,13 @@ static int progress_locked(struct sctpt_ep *ep)
 int sctpt_progress(struct sctpt_ep *ep)
 {
 	LOCK(ep);
-	ep->be->tx_begin(ep);
-	int n = progress_locked(ep);
-	ep->be->tx_end(ep);
+	/* while only same-host peers talk, the engine is looked at now and then */
+	int engine = !ep->shm || sctpt_shm_engine_due(ep);
+	if (engine)
+		ep->be->tx_begin(ep);
+	int n = progress_locked(ep, engine);
+	if (engine)
+		ep->be->tx_end(ep);
 	UNLOCK(ep);
 	return n + sctpt_cq_dispatch(ep);
 }

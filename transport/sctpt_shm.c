@@ -51,6 +51,8 @@
 #define PULL_PIECE (512u << 10)      /* a pull is read in pieces of this much: other streams
 				      * flow meanwhile */
 #define POLL_MS 1                    /* sockets looked at this often while nothing says so */
+#define CLOCK_EVERY 64               /* progress calls between looks at the clock (costly in a
+				      * virtual machine, and nothing here needs it sooner) */
 #define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
 /* epoll tags: low bits of a peer's address (calloc'd, 16-byte aligned) or of a pending
@@ -124,7 +126,8 @@ struct sctpt_shm {
 	uint64_t poll_ms;            /* next look at the sockets */
 	int poke;                    /* look now: a sleep ended */
 	int quiet;                   /* no peer talks SCTP: the engine is read every POLL_MS */
-	uint64_t engine_ms;
+	uint64_t engine_ms;          /* 0: read it now */
+	unsigned calls, engine_calls;
 	struct sctpt_rxbuf *stage;
 };
 
@@ -520,6 +523,11 @@ void sctpt_shm_peer_free(struct sctpt_ep *ep, struct sctpt_peer *p)
 }
 
 /* ---- setting up a ring: the sender's side ---- */
+
+int sctpt_shm_routes(const struct sctpt_peer *p)
+{
+	return p->shm && p->shm->out_state != OUT_SCTP;
+}
 
 int sctpt_shm_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 {
@@ -1312,22 +1320,63 @@ static int in_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, int budget)
 
 /* ---- progress ---- */
 
+/* Anything for in_poll or out_poll? */
+static int work_waiting(const struct sctpt_shm *sh)
+{
+	for (int i = 0; i < sh->npeers; i++) {
+		const struct sctpt_shm_peer *sp = sh->peers[i];
+		const struct ring *r = &sp->in;
+		if (!STAILQ_EMPTY(&sp->pulls) || sp->pl.active || sp->suspect)
+			return 1;
+		if (r->hdr && atomic_load_explicit((_Atomic uint32_t *)(r->data + (sp->rpos &
+										 (r->size - 1))),
+						   memory_order_relaxed) != 0)
+			return 1; /* a record (or a corrupted ring) */
+	}
+	return 0;
+}
+
+/* The engine may be half-way through a message: its receive state and staging buffer wait
+ * aside while the rings use the receive path. */
+struct parking {
+	struct sctpt_rxcur cur;
+	struct sctpt_rxbuf *stage;
+};
+
+static void park(struct sctpt_ep *ep, struct parking *pk)
+{
+	pk->cur = ep->cur;
+	pk->stage = ep->stage;
+	ep->cur_parked = &pk->cur;
+	memset(&ep->cur, 0, sizeof(ep->cur));
+	ep->stage = ep->shm->stage;
+}
+
+static void unpark(struct sctpt_ep *ep, struct parking *pk)
+{
+	ep->shm->stage = ep->stage;
+	ep->stage = pk->stage;
+	ep->cur = pk->cur;
+	ep->cur_parked = NULL;
+}
+
 int sctpt_shm_progress(struct sctpt_ep *ep)
 {
 	struct sctpt_shm *sh = ep->shm;
+	struct parking pk;
 	int n = 0;
 	uint64_t now = 0;
-	/* the engine may be half-way through a message: park its receive state */
-	struct sctpt_rxcur parked = ep->cur;
-	struct sctpt_rxbuf *stage = ep->stage;
-	ep->cur_parked = &parked;
-	memset(&ep->cur, 0, sizeof(ep->cur));
-	ep->stage = sh->stage;
-	if (sh->poke || sh->connecting || sh->hellos || (now = now_ms()) >= sh->poll_ms) {
+	if (sh->poke || sh->connecting || sh->hellos ||
+	    (++sh->calls % CLOCK_EVERY == 0 && (now = now_ms()) >= sh->poll_ms)) {
+		park(ep, &pk); /* a peer that went away has its last records read */
 		sh->poke = 0;
 		sh->poll_ms = (now ? now : now_ms()) + POLL_MS;
 		n += poll_sockets(ep);
+		unpark(ep, &pk);
 	}
+	if (!work_waiting(sh))
+		return n;
+	park(ep, &pk);
 	for (int i = 0; i < sh->npeers; i++) {
 		struct sctpt_shm_peer *sp = sh->peers[i];
 		if (sp->in.hdr)
@@ -1335,10 +1384,7 @@ int sctpt_shm_progress(struct sctpt_ep *ep)
 		if (!STAILQ_EMPTY(&sp->pulls))
 			n += out_poll(ep, sp);
 	}
-	sh->stage = ep->stage;
-	ep->stage = stage;
-	ep->cur = parked;
-	ep->cur_parked = NULL;
+	unpark(ep, &pk);
 	return n;
 }
 
@@ -1361,6 +1407,8 @@ static int engine_busy(struct sctpt_ep *ep)
 int sctpt_shm_engine_due(struct sctpt_ep *ep)
 {
 	struct sctpt_shm *sh = ep->shm;
+	if (sh->engine_ms && ++sh->engine_calls % CLOCK_EVERY)
+		return !sh->quiet;
 	uint64_t now = now_ms();
 	if (now >= sh->engine_ms) { /* who talks SCTP is looked at every POLL_MS */
 		sh->quiet = !engine_busy(ep);

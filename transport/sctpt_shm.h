@@ -39,6 +39,8 @@ int sctpt_shm_peer_init(struct sctpt_ep *ep, struct sctpt_peer *p);
 void sctpt_shm_peer_down(struct sctpt_ep *ep, struct sctpt_peer *p);
 void sctpt_shm_peer_free(struct sctpt_ep *ep, struct sctpt_peer *p);
 
+/* Sends to p go to its ring (or wait for it): not through the engine. */
+int sctpt_shm_routes(const struct sctpt_peer *p);
 /* First send to a local peer: starts setting up its ring. 0: under way (sends wait in their
  * queues), 1: use SCTP for this peer. */
 int sctpt_shm_connect(struct sctpt_ep *ep, struct sctpt_peer *p);

@@ -142,6 +142,7 @@ static int rank_main(int rank, int n, void (*conf)(int, struct sctpt_config *),
 	struct sctpt_config cfg;
 	sctpt_config_init(&cfg);
 	cfg.addrs = "127.0.0.1";
+	cfg.shm = 1; /* whatever SCTPT_SHM says: these tests are about it */
 	cfg.handler.complete = on_complete;
 	cfg.handler.recv_buf = on_recv_buf;
 	if (conf)
