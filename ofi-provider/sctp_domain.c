@@ -88,6 +88,10 @@ static void ctrl_arrived(struct sctp_domain *d, struct sctpt_cqe *c)
 	case SCTP_OP_ACK:
 		ack_arrived(d, h.ack_id);
 		break;
+	case SCTP_OP_QP_HELLO:
+	case SCTP_OP_QP_READY:
+		sctp_rma_ctrl(d, c, &h);
+		break;
 	default:
 		d->dropped++;
 		break;
@@ -176,6 +180,8 @@ int sctp_progress(struct sctp_domain *d)
 		}
 		total += n > 0 ? n : 0;
 	} while (n == 32);
+	if (d->rnic)
+		total += sctp_rma_progress(d);
 	return total;
 }
 
@@ -209,8 +215,11 @@ static void *progress_thread(void *arg)
 			continue;
 		}
 		nanosleep(&nap, NULL);
-		if (now_us() - atomic_load(&d->last_progress) >= SCTP_IDLE_US)
-			sctpt_progress(d->core);
+		if (now_us() - atomic_load(&d->last_progress) >= SCTP_IDLE_US &&
+		    pthread_mutex_trylock(&d->lock) == 0) {
+			sctp_progress(d);
+			SCTP_UNLOCK(d);
+		}
 	}
 	return NULL;
 }
@@ -225,6 +234,7 @@ static int domain_close(struct fid *fid)
 		atomic_store(&d->stop, 1);
 		pthread_join(d->thread, NULL);
 	}
+	sctp_rma_fini(d); /* before the core, with no thread progressing it */
 	sctpt_close(d->core);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
@@ -401,7 +411,14 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 		free(d);
 		return -FI_EINVAL;
 	}
+	if ((d->caps & SCTP_RMA_CAPS) && (rc = sctp_rma_init(d)) != 0) {
+		sctpt_close(d->core);
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return rc;
+	}
 	if (pthread_create(&d->thread, NULL, progress_thread, d) != 0) {
+		sctp_rma_fini(d);
 		sctpt_close(d->core);
 		pthread_mutex_destroy(&d->lock);
 		free(d);

@@ -8,7 +8,9 @@
  *   4..7:   the sending endpoint's index within its domain
  *   8..15:  the sending domain's nonce (names the sender whatever core peer it arrives as)
  *   16..23: tag (SCTP_OP_TAGGED), else 0
- *   24..31: remote CQ data (with SCTP_HF_CQ_DATA); the QP number (SCTP_OP_QP_HELLO)
+ *   24..31: remote CQ data (with SCTP_HF_CQ_DATA); SCTP_OP_QP_HELLO: the sender's QP
+ *           number; SCTP_OP_QP_READY: the receiver's QP number the sender connected to
+ *   16..23 of SCTP_OP_QP_HELLO: the STag of the sender's fence byte, 32..39: its address
  *   32..39: acknowledgement id: with SCTP_HF_ACK_REQ the target answers SCTP_OP_ACK with it
  *   40..:   payload (SCTP_OP_MSG, SCTP_OP_TAGGED); nothing for the other ops
  *

@@ -58,7 +58,7 @@
 #define SCTP_MSG_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | \
 		       FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define SCTP_RMA_CAPS (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
-#define SCTP_CAPS SCTP_MSG_CAPS /* RMA and atomics: not yet */
+#define SCTP_CAPS (SCTP_MSG_CAPS | SCTP_RMA_CAPS)
 #define SCTP_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)
 #define SCTP_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | \
 		      FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -131,6 +131,8 @@ struct sctp_domain {
 	struct iw_pd *pd;
 	struct iw_cq *iwcq;
 	uint32_t local_stag;
+	uint32_t fence_stag;          /* peers' delivery-complete reads land here */
+	uint8_t fence_byte;
 	struct sctp_rqp **rqps;
 	int nrqps, cap_rqps;
 };
@@ -153,6 +155,7 @@ struct sctp_av_entry {
 	int used;
 	struct sctp_addr addr;
 	sctpt_peer_t peer;
+	struct sctp_rqp *rqp;         /* RMA queue pair to its domain, once used */
 	int next;                     /* hash chain by (nonce, ep) */
 };
 
@@ -319,13 +322,66 @@ struct sctp_rx *sctp_rx_new(const struct iovec *iov, size_t count, fi_addr_t src
 extern struct fi_ops_tagged sctp_tagged_ops;
 
 /* ---- RMA and atomics (sctp_rma.c, sctp_atomic.c) ---- */
+
+/*
+ * RMA runs on the iWARP layer: one queue pair per pair of domains, set up on first use by
+ * SCTP_OP_QP_HELLO / SCTP_OP_QP_READY on the control context (and again after an error put
+ * it in the error state). Keys are STags, checked with their bounds and rights by the target's
+ * iWARP layer; local buffers need no registration (a local-only STag spans the address space).
+ */
+enum sctp_rma_kind { SCTP_RMA_READ, SCTP_RMA_WRITE, SCTP_RMA_FADD, SCTP_RMA_CSWAP, SCTP_RMA_LOOP };
+
+struct sctp_rma_op {
+	TAILQ_ENTRY(sctp_rma_op) link;  /* its queue pair's queue until posted */
+	struct sctp_ep *ep;
+	struct sctp_rqp *rqp;
+	void *context;
+	uint64_t flags;                 /* FI_RMA or FI_ATOMIC, FI_READ or FI_WRITE, op flags */
+	int kind;
+	int fence;                      /* a write completes with a 1-byte read behind it */
+	int out;                        /* work requests not yet completed */
+	int err;                        /* first error, positive FI_* */
+	struct iovec iov[SCTP_IOV_LIMIT];
+	size_t count;
+	uint64_t addr;                  /* remote address (FI_MR_VIRT_ADDR) */
+	uint32_t stag;
+	void *copy;                     /* FI_INJECT: the payload's copy */
+	/* atomics (one element): done as fetch-add, compare-swap, or a compare-swap loop on
+	 * the element's aligned 64-bit word */
+	enum fi_datatype dt;
+	enum fi_op op;
+	uint64_t operand, compare;
+	void *result;                   /* the element's old value goes here (NULL: not asked) */
+	uint64_t guess;                 /* what the word is thought to hold */
+	unsigned shift;                 /* the element's bit position within its word */
+	uint64_t scratch;               /* sink of fence reads and atomics */
+};
+
+struct sctp_rqp {
+	uint64_t nonce;                 /* the remote domain */
+	sctpt_peer_t peer;              /* where its control messages go */
+	struct iw_qp *qp;
+	uint32_t rqpn;                  /* its queue pair, once connected */
+	uint32_t fence_stag;            /* its fence region (a readable byte) */
+	uint64_t fence_addr;
+	int connected, ready;           /* ours connected to its; its connected to ours */
+	TAILQ_HEAD(, sctp_rma_op) pending;
+};
+
 extern struct fi_ops_rma sctp_rma_ops;
 extern struct fi_ops_atomic sctp_atomic_ops;
 int sctp_rma_init(struct sctp_domain *d);
 void sctp_rma_fini(struct sctp_domain *d);
 int sctp_rma_progress(struct sctp_domain *d);
 void sctp_rma_ctrl(struct sctp_domain *d, const struct sctpt_cqe *c, const struct sctp_hdr *h);
-void sctp_rma_peer_event(struct sctp_domain *d, const struct sctpt_event *ev);
+/* Queues op (filled in, ep set) for dest and posts it when its queue pair is up (lock held);
+ * -FI_* if it cannot be sent at all (op freed then). */
+int sctp_rma_submit(struct sctp_ep *ep, fi_addr_t dest, struct sctp_rma_op *op);
+/* Atomics: the compare-swap to try next for a loop op, and what its old value means
+ * (1: done, the result is stored; 0: try again with op->guess updated). */
+void sctp_atomic_next(struct sctp_rma_op *op, uint64_t *cmp, uint64_t *swap);
+int sctp_atomic_seen(struct sctp_rma_op *op, uint64_t orig);
+void sctp_atomic_store(struct sctp_rma_op *op, uint64_t word);
 int sctp_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
 		      struct fi_atomic_attr *attr, uint64_t flags);
 

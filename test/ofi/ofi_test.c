@@ -35,17 +35,16 @@ void ofi_node_open(struct ofi_node *n, struct fi_info *hints, uint64_t tx_flags)
 	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_UNSPEC};
 	struct fi_av_attr ava = {.type = FI_AV_MAP};
 	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP};
-	int own = !hints, rc;
+	int rc;
 
 	memset(n, 0, sizeof(*n));
-	if (own)
+	if (!hints)
 		hints = ofi_hints(0);
 	if ((rc = fi_getinfo(OFI_TEST_VERSION, NULL, NULL, 0, hints, &n->info)))
 		die("fi_getinfo (is libsctp-fi.so in FI_PROVIDER_PATH?)", rc);
 	if (strcmp(n->info->fabric_attr->prov_name, "sctp") != 0)
 		die("fi_getinfo gave another provider", -FI_EOTHER);
-	if (own)
-		fi_freeinfo(hints);
+	fi_freeinfo(hints);
 	if ((rc = fi_fabric(n->info->fabric_attr, &n->fabric, NULL)))
 		die("fi_fabric", rc);
 	if ((rc = fi_domain(n->fabric, n->info, &n->domain, NULL)))

@@ -45,7 +45,7 @@ struct ofi_node {
 
 /* Hints for the provider "sctp": RDM, caps (0: FI_MSG | FI_TAGGED | FI_DIRECTED_RECV). */
 struct fi_info *ofi_hints(uint64_t caps);
-/* Opens everything on hints (NULL: ofi_hints(0)); tx_flags are the CQ bind flags added to
+/* Opens everything on hints (NULL: ofi_hints(0); freed here); tx_flags are the CQ bind flags added to
  * FI_TRANSMIT (e.g. FI_SELECTIVE_COMPLETION). Exits on failure. */
 void ofi_node_open(struct ofi_node *n, struct fi_info *hints, uint64_t tx_flags);
 void ofi_node_close(struct ofi_node *n);

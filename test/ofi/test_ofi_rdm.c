@@ -473,7 +473,6 @@ static int t_auto_progress(int rank, int fd)
 	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	h->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	ofi_node_open(&n, h, 0);
-	fi_freeinfo(h);
 	CHECK_EQ(n.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
 	ofi_swap_names(&n, fd);
 	if (rank == 1) {
