@@ -193,6 +193,9 @@ int sctpe_ep_open(struct sctpt_ep *ep)
 	e->crc = ep->cfg.crc32c != 0;
 	e->debug = getenv("SCTPE_DEBUG") != NULL;
 	e->cookie_life_ms = SCTPE_VALID_COOKIE_LIFE_MS;
+	e->sndq = ep->cfg.sndbuf;
+	if (getenv("SCTPE_SNDQ"))
+		e->sndq = strtoul(getenv("SCTPE_SNDQ"), NULL, 0);
 	TAILQ_INIT(&e->all);
 	TAILQ_INIT(&e->flush);
 	TAILQ_INIT(&e->events);

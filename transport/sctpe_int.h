@@ -141,6 +141,8 @@ struct sctpe_assoc {
 	struct sctpe_ostream *outs;
 	struct sctpe_ostreamq active;
 	struct sctpe_omsg *cur;      /* DATA: the message being cut (fragments are consecutive) */
+	struct sctpe_omsg *staged;   /* handed to the core to build the next message in */
+	size_t staged_cap;
 	struct sctpe_tchunk *ring;
 	uint32_t ring_cap;
 	uint32_t next_tsn;           /* the TSN the next new chunk gets */
@@ -201,6 +203,7 @@ struct sctpe_ep {
 	int crc;                     /* compute and check CRC32c */
 	int debug;                   /* SCTPE_DEBUG: say why associations end */
 	uint32_t cookie_life_ms;     /* Valid.Cookie.Life */
+	size_t sndq;                 /* bytes an association holds for sending, at most */
 	uint64_t now_us;             /* of the current input or flush */
 	struct sctpe_stats st;
 	sctpe_tap_fn tap;            /* tests: where packets go instead of the UDP layer */
@@ -284,6 +287,9 @@ void sctpe_rchunk_free(struct sctpe_ep *e, struct sctpe_rchunk *c);
 /* ---- sctpe_out.c: outbound ---- */
 int sctpe_out_init(struct sctpe_assoc *a);
 void sctpe_out_fini(struct sctpe_assoc *a);
+/* A buffer for the next message of len bytes, built in place by the core and then queued by
+ * sctpe_out_queue without a copy; NULL if the send buffer is full. */
+void *sctpe_out_stage(struct sctpe_assoc *a, size_t len);
 /* One message: 0, -EAGAIN (the send buffer is full), < 0. */
 int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t len);
 /* A SACK: 0, or < 0 if it acknowledges what was never sent (the caller aborts). */

@@ -9,8 +9,10 @@
 #include "sctpe_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define RING_MAX (1u << 20)
 
@@ -78,6 +80,9 @@ void sctpe_out_fini(struct sctpe_assoc *a)
 		}
 	}
 	sctpe_timer_stop(&e->wheel, &a->t3);
+	if (a->staged)
+		sctpe_buf_put(e->opool, a->staged, a->staged->cls);
+	a->staged = NULL;
 	free(a->ring);
 	free(a->outs);
 	a->ring = NULL;
@@ -92,7 +97,7 @@ uint32_t sctpe_out_inflight(const struct sctpe_assoc *a)
 	return a->next_tsn - 1 - a->cum + a->queued_msgs;
 }
 
-int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t len)
+static int queue_check(struct sctpe_assoc *a, uint16_t sid, size_t len)
 {
 	struct sctpe_ep *e = a->e;
 	if (a->state == SCTPE_CLOSED || a->state >= SCTPE_SHUTDOWN_PENDING || a->want_shutdown)
@@ -101,13 +106,23 @@ int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t
 	    (a->state == SCTPE_ESTABLISHED && sid >= a->os))
 		return sctpt_err(-EINVAL, "peer %s: no SCTP message of %zu bytes on stream %u",
 				 a->peer->card, len, sid);
-	if (a->held_bytes && a->held_bytes + len > e->ep->cfg.sndbuf)
+	if (a->held_bytes && a->held_bytes + len > e->sndq)
 		return -EAGAIN;
+	return 0;
+}
+
+static struct sctpe_omsg *omsg_new(struct sctpe_assoc *a, size_t len)
+{
 	uint8_t cls;
-	struct sctpe_omsg *m = sctpe_buf_get(e->opool, sizeof(*m) + len, &cls);
-	if (!m)
-		return -EAGAIN; /* out of memory: like a full buffer, tried again later */
-	memcpy(m->data, buf, len);
+	struct sctpe_omsg *m = sctpe_buf_get(a->e->opool, sizeof(*m) + len, &cls);
+	if (m)
+		m->cls = cls;
+	return m;
+}
+
+/* m (len bytes of data) joins its stream's queue. */
+static void enqueue(struct sctpe_assoc *a, uint16_t sid, struct sctpe_omsg *m, size_t len)
+{
 	m->len = (uint32_t)len;
 	m->off = 0;
 	m->fsn = 0;
@@ -115,7 +130,6 @@ int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t
 	m->ppid = SCTPT_PPID;
 	m->sid = sid;
 	m->flags = 0;
-	m->cls = cls;
 	m->refs = 1;
 	struct sctpe_ostream *os = &a->outs[a->fcfs ? 0 : sid];
 	STAILQ_INSERT_TAIL(&os->q, m, link);
@@ -128,7 +142,37 @@ int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t
 	a->queued_msgs++;
 	if (a->state == SCTPE_ESTABLISHED)
 		sctpe_want_flush(a);
+}
+
+int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t len)
+{
+	int rc = queue_check(a, sid, len);
+	if (rc)
+		return rc;
+	if (a->staged && buf == a->staged->data && len <= a->staged_cap) {
+		struct sctpe_omsg *m = a->staged; /* built in place by the core: no copy */
+		a->staged = NULL;
+		enqueue(a, sid, m, len);
+		return 0;
+	}
+	struct sctpe_omsg *m = omsg_new(a, len);
+	if (!m)
+		return -EAGAIN; /* out of memory: like a full buffer, tried again later */
+	memcpy(m->data, buf, len);
+	enqueue(a, sid, m, len);
 	return 0;
+}
+
+void *sctpe_out_stage(struct sctpe_assoc *a, size_t len)
+{
+	if (a->staged) {
+		sctpe_buf_put(a->e->opool, a->staged, a->staged->cls);
+		a->staged = NULL;
+	}
+	if (queue_check(a, 0, len) != 0 || !(a->staged = omsg_new(a, len)))
+		return NULL;
+	a->staged_cap = len;
+	return a->staged->data;
 }
 
 /* ---- cutting and sending ---- */
@@ -336,7 +380,11 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 	}
 	for (int pkts = 0; pkts < SCTPE_MAX_BURST; pkts++) {
 		struct sctpe_pb b;
-		sctpe_pb_init(&b, e->pkt, a->cc.mtu, a->lport, a->rport, a->peer_vtag);
+		/* built where the batch will send it from, where it can */
+		uint8_t *buf = e->tap ? NULL : sctpt_udp_reserve(a->sel, a->cc.mtu);
+		int inplace = buf != NULL;
+		sctpe_pb_init(&b, inplace ? buf : e->pkt, a->cc.mtu, a->lport, a->rport,
+			      a->peer_vtag);
 		if (a->sack_due)
 			sctpe_in_sack(a, &b);
 		int n = 0, more = 0;
@@ -346,9 +394,18 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 			if (!a->rtx_chunks)
 				n += put_new(a, &b, now_us, &more);
 		}
-		if (b.len == SCTPE_COMMON_LEN)
+		if (b.len == SCTPE_COMMON_LEN) {
+			if (inplace)
+				sctpt_udp_commit(a->sel, 0);
 			break;
-		sctpe_output(a, e->pkt, sctpe_pb_finish(&b, e->crc));
+		}
+		size_t len = sctpe_pb_finish(&b, e->crc);
+		if (inplace) {
+			e->st.pkts_out++;
+			sctpt_udp_commit(a->sel, len);
+		} else {
+			sctpe_output(a, b.buf, len);
+		}
 		if (n) {
 			a->last_data_ms = now_ms;
 			if (!sctpe_timer_armed(&a->t3))
@@ -485,6 +542,14 @@ static void t3_fire(struct sctpe_timer *tm)
 	if (a->next_tsn - 1 == a->cum || a->state == SCTPE_CLOSED)
 		return;
 	a->e->st.rtx_t3++;
+	if (a->e->debug) {
+		struct sctpe_tchunk *t = ring_at(a, a->cum + 1);
+		fprintf(stderr, "sctpe %d: T3 %s: %u chunks out, first sent %llu us ago (%d times), "
+			"rto %u ms, srtt %u us\n", (int)getpid(), a->peer->card,
+			a->next_tsn - 1 - a->cum,
+			(unsigned long long)(sctpe_clock_us() - t->sent_us), t->ntx, a->cc.rto_ms,
+			a->cc.srtt_us);
+	}
 	if (sctpe_assoc_timeout(a) != 0)
 		return; /* the association is lost */
 	sctpe_cc_timeout(&a->cc);

@@ -354,6 +354,10 @@ struct sctpt_backend {
 	int (*connect)(struct sctpt_ep *ep, struct sctpt_peer *p);
 	int (*rail_connect)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r);
 	void (*forget)(struct sctpt_ep *ep, struct sctpt_peer *p);
+	/* Optional: where the core builds the next message (len bytes) for send on p's
+	 * association: an engine's buffer that send then takes as it is, without a copy; NULL
+	 * (or no such op): ep->txbuf, copied by send. */
+	void *(*send_buf)(struct sctpt_ep *ep, struct sctpt_peer *p, size_t len);
 	/* One SCTP message on p's association (r NULL) or rail r's: 0, -EAGAIN (full), < 0. */
 	int (*send)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
 		    uint16_t stream, const void *buf, size_t len);
@@ -390,6 +394,11 @@ void sctpt_udp_tx_end(void);
 void sctpt_udp_tx_flush(void);
 /* One packet of the engine on the path selector sel stands for. */
 void sctpt_udp_output(struct sctpt_sel *sel, const void *buf, size_t len);
+/* Room in the current batch for the next packet of sel's, of at most max bytes, to build it
+ * in place (no copy); then sctpt_udp_commit its length, before any other output of this
+ * thread. NULL: no batch, or a packet this large goes by itself: sctpt_udp_output it. */
+void *sctpt_udp_reserve(struct sctpt_sel *sel, size_t max);
+void sctpt_udp_commit(struct sctpt_sel *sel, size_t len);
 /* Reads datagrams (and probes the paths): probes are answered here, SCTP packets go to
  * deliver with their peer and path. Returns the datagrams handled. */
 typedef void (*sctpt_udp_deliver_fn)(struct sctpt_ep *ep, struct sctpt_peer *p, int path,

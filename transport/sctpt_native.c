@@ -88,6 +88,13 @@ static int n_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_s
 	return sctpe_out_queue(a, stream, buf, len);
 }
 
+static void *n_send_buf(struct sctpt_ep *ep, struct sctpt_peer *p, size_t len)
+{
+	struct sctpe_assoc **slot = sctpe_slot(eng(ep), p, -1, 0);
+	struct sctpe_assoc *a = slot ? live(*slot) : NULL;
+	return a ? sctpe_out_stage(a, len) : NULL;
+}
+
 static int n_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,
 		  uint16_t *stream, int *eor)
 {
@@ -205,6 +212,7 @@ const struct sctpt_backend sctpt_backend_native = {
 	.connect = n_connect,
 	.rail_connect = n_rail_connect,
 	.forget = n_forget,
+	.send_buf = n_send_buf,
 	.send = n_send,
 	.tx_begin = sctpe_ep_tx_begin,
 	.tx_end = sctpe_ep_tx_end,

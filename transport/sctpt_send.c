@@ -158,8 +158,13 @@ static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
 			return rc;
 		}
 	} else {
-		len = build_fragment(ep, m, ep->txbuf);
-		rc = ep->be->send(ep, p, NULL, s, ep->txbuf, len);
+		uint64_t left = m->hdr.msg_len - m->hdr.offset;
+		size_t want = SCTPT_HDR_LEN + (left > ep->cfg.frag_size ? ep->cfg.frag_size : left);
+		uint8_t *dst = ep->be->send_buf ? ep->be->send_buf(ep, p, want) : NULL;
+		if (!dst)
+			dst = ep->txbuf;
+		len = build_fragment(ep, m, dst);
+		rc = ep->be->send(ep, p, NULL, s, dst, len);
 		if (rc == -EAGAIN)
 			return 0;
 		if (rc < 0)
@@ -289,9 +294,12 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	if (m->stream == 0 || m->stream >= ep->cfg.streams)
 		m->stream = (uint16_t)(1 + m->stream % (ep->cfg.streams - 1));
 	enqueue(ep, p, m);
-	ep->be->tx_begin(ep);
+	int engine = !p->shm || !sctpt_shm_routes(p); /* the ring needs no packet batching */
+	if (engine)
+		ep->be->tx_begin(ep);
 	rc = sctpt_push_peer(ep, p, m, &done);
-	ep->be->tx_end(ep);
+	if (engine)
+		ep->be->tx_end(ep);
 	if (rc < 0) /* m, if still queued, completes with the rest: once, with -EPIPE */
 		sctpt_peer_fail(ep, p, rc);
 	rc = done ? 1 : 0;

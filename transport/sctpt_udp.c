@@ -353,6 +353,16 @@ static size_t gro_size(struct msghdr *mh)
 	return 0;
 }
 
+/* The path of sel's next packet: its own, or the next live one when spraying (cmt). */
+static int out_path(struct sctpt_sel *sel)
+{
+	struct sctpt_peer *p = sel->peer;
+	int i = atomic_load_explicit(&sel->cur, memory_order_relaxed);
+	if (sel->rail < 0 && sel->kind == SCTPT_SEL_OUT && p->ep->cfg.cmt)
+		i = sctpt_path_next(p, (int)(atomic_fetch_add(&sel->rr, 1) % (unsigned)p->npaths));
+	return i;
+}
+
 /*
  * A packet of the engine for selector sel (an association's address): on the selector's
  * path, or sprayed over the live ones (cmt); batched inside sctpt_udp_tx_begin/_end.
@@ -363,14 +373,61 @@ void sctpt_udp_output(struct sctpt_sel *sel, const void *buf, size_t len)
 	int n = p->npaths;
 	if (n == 0)
 		return;
-	int i = atomic_load_explicit(&sel->cur, memory_order_relaxed);
-	if (sel->rail < 0 && sel->kind == SCTPT_SEL_OUT && p->ep->cfg.cmt) /* spray over live paths */
-		i = sctpt_path_next(p, (int)(atomic_fetch_add(&sel->rr, 1) % (unsigned)n));
+	int i = out_path(sel); /* on its path, or sprayed over the live ones */
 	if (t_tx && t_tx->depth > 0)
 		tx_add(t_tx, sel, i, buf, len,
 		       2 * len > TX_BYTES || len + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu);
 	else
 		sel_send(sel, i, buf, len, len, 1);
+}
+
+/* Building a packet in place in the batch: where sctpt_udp_reserve put it. */
+static __thread struct txslot *t_res;
+
+void *sctpt_udp_reserve(struct sctpt_sel *sel, size_t max)
+{
+	struct sctpt_peer *p = sel->peer;
+	struct txbatch *b = t_tx;
+	if (!b || b->depth == 0 || p->npaths == 0 || 2 * max > TX_BYTES)
+		return NULL; /* no batch, or a packet that goes alone anyway */
+	int i = out_path(sel);
+	if (max + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu)
+		return NULL;
+	struct txslot *s = NULL, *empty = NULL;
+	for (int k = 0; k < TX_SLOTS && !s; k++) {
+		struct txslot *t = &b->slot[k];
+		if (t->sel == sel && t->path == i)
+			s = t;
+		else if (!t->sel && !empty)
+			empty = t;
+	}
+	if (s && !(s->len == s->seg * (size_t)s->nseg && max <= s->seg &&
+		   s->len + max <= TX_BYTES && s->nseg < SCTPT_TX_SEGS))
+		slot_flush(s);
+	if (!s && !(s = empty)) {
+		s = &b->slot[b->victim++ % TX_SLOTS];
+		slot_flush(s);
+	}
+	if (!s->sel) {
+		s->sel = sel;
+		s->path = i;
+		s->seg = 0;
+	}
+	t_res = s;
+	return s->buf + s->len;
+}
+
+void sctpt_udp_commit(struct sctpt_sel *sel, size_t len)
+{
+	struct txslot *s = t_res;
+	(void)sel;
+	t_res = NULL;
+	if (!s || !len)
+		return;
+	if (s->nseg == 0)
+		s->seg = len; /* the first packet sets the batch's segment size */
+	s->len += len;
+	s->nseg++;
 }
 
 void sctpt_udp_close(struct sctpt_ep *ep)
