@@ -150,11 +150,15 @@ int sctpt_cq_dispatch(struct sctpt_ep *ep)
 	struct sctpt_cqent *batch[DISPATCH_BATCH];
 	struct sctpt_handler h[DISPATCH_BATCH];
 	int count = 0;
+	int n = 0;
 	if (!ep->ndone || pthread_mutex_trylock(&ep->dispatch) != 0)
 		return 0; /* nothing, or another thread (or this one, further out) is at it */
+	LOCK(ep);
 	for (;;) {
-		int n = 0;
-		LOCK(ep);
+		for (int i = 0; i < n; i++) /* the batch handed out last time round */
+			ent_put(ep, batch[i]);
+		count += n;
+		n = 0;
 		while (n < DISPATCH_BATCH && !STAILQ_EMPTY(&ep->done)) {
 			struct sctpt_cqent *e = STAILQ_FIRST(&ep->done);
 			const struct sctpt_hslot *s = &ep->handlers[e->handler];
@@ -165,18 +169,15 @@ int sctpt_cq_dispatch(struct sctpt_ep *ep)
 			h[n].arg = s->h.arg;
 			batch[n++] = e;
 		}
-		UNLOCK(ep);
 		if (!n)
 			break;
+		UNLOCK(ep);
 		for (int i = 0; i < n; i++)
 			if (h[i].complete)
 				h[i].complete(h[i].arg, &batch[i]->c);
 		LOCK(ep);
-		for (int i = 0; i < n; i++)
-			ent_put(ep, batch[i]);
-		UNLOCK(ep);
-		count += n;
 	}
+	UNLOCK(ep);
 	pthread_mutex_unlock(&ep->dispatch);
 	return count;
 }

@@ -1074,13 +1074,18 @@ static int out_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp)
 
 /* ---- receiving ---- */
 
-/* Tells the sender what we consumed: in batches, or when it waits, or when we caught up. */
-static void publish(struct sctpt_shm_peer *sp, int caught_up)
+enum { PUB_BATCH, PUB_CAUGHT_UP, PUB_NOW };
+
+/* Tells the sender what we consumed: in batches (smaller ones once we caught up), when it
+ * waits for room, and before we sleep. A sender that finds the ring full always finds at
+ * least a batch's worth consumed soon: the ring holds many batches. */
+static void publish(struct sctpt_shm_peer *sp, int mode)
 {
 	struct ring *r = &sp->in;
+	uint64_t batch = mode == PUB_BATCH ? r->size / 4 : mode == PUB_CAUGHT_UP ? r->size / 16 : 0;
 	if (sp->rpos == sp->rpub)
 		return;
-	if (!caught_up && sp->rpos - sp->rpub < r->size / 4 &&
+	if (sp->rpos - sp->rpub < batch &&
 	    !atomic_load_explicit(&r->hdr->sender_waiting, memory_order_relaxed))
 		return;
 	atomic_store_explicit(&r->hdr->read_pos, sp->rpos, memory_order_release);
@@ -1314,7 +1319,7 @@ static int in_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, int budget)
 	if (sp->pl.active && !was_active && pull_step(ep, sp) < 0)
 		return count;
 	if (sp->in.hdr)
-		publish(sp, caught_up);
+		publish(sp, caught_up ? PUB_CAUGHT_UP : PUB_BATCH);
 	return count;
 }
 
@@ -1345,18 +1350,23 @@ struct parking {
 
 static void park(struct sctpt_ep *ep, struct parking *pk)
 {
-	pk->cur = ep->cur;
 	pk->stage = ep->stage;
+	ep->stage = ep->shm->stage;
+	if (!ep->cur.active) { /* nothing to keep: the rings leave cur inactive too */
+		ep->cur_parked = NULL;
+		return;
+	}
+	pk->cur = ep->cur;
 	ep->cur_parked = &pk->cur;
 	memset(&ep->cur, 0, sizeof(ep->cur));
-	ep->stage = ep->shm->stage;
 }
 
 static void unpark(struct sctpt_ep *ep, struct parking *pk)
 {
 	ep->shm->stage = ep->stage;
 	ep->stage = pk->stage;
-	ep->cur = pk->cur;
+	if (ep->cur_parked)
+		ep->cur = pk->cur;
 	ep->cur_parked = NULL;
 }
 
@@ -1442,6 +1452,8 @@ static int rings_ready(struct sctpt_ep *ep, int arm)
 		if (r->hdr) {
 			if (sp->pl.active)
 				return 1;
+			if (arm)
+				publish(sp, PUB_NOW); /* a sender may wait for room meanwhile */
 			const struct sctpt_shm_rec *rec = (const void *)(r->data + (sp->rpos &
 										    (r->size - 1)));
 			if (atomic_load_explicit((_Atomic uint32_t *)&rec->seq,
