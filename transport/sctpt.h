@@ -278,6 +278,19 @@ sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card);
 int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
 	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie);
 
+/*
+ * One-sided access to a same-host peer's memory (CLAN's RDMA cookies), for layers that pass
+ * buffer addresses to each other, as ob1's RGET does: copies len bytes between local and the
+ * peer's virtual address remote, now, with one copy (process_vm_readv/writev). 0; -ENOTSUP
+ * when the peer is not one whose messages travel through shared memory, or the kernel does
+ * not let us at its memory (ptrace rules, cfg.shm_pull_min 0): use the layer's own path;
+ * -EFAULT if the peer has no such memory; -EPIPE if it is gone.
+ */
+int sctpt_peer_read(struct sctpt_ep *ep, sctpt_peer_t peer, void *local, uint64_t remote,
+		    size_t len);
+int sctpt_peer_write(struct sctpt_ep *ep, sctpt_peer_t peer, const void *local, uint64_t remote,
+		     size_t len);
+
 /* Claims contexts h->lo..h->hi for a layer: returns the handler's id (> 0), -EEXIST if the
  * range overlaps another handler's, -EINVAL if it is empty. */
 int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h);

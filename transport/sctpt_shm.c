@@ -1521,6 +1521,21 @@ void sctpt_shm_awake(struct sctpt_ep *ep)
 	UNLOCK(ep);
 }
 
+int sctpt_shm_pid(struct sctpt_ep *ep, struct sctpt_peer *p)
+{
+	struct sctpt_shm_peer *sp = p->shm;
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (!ep->shm || !ep->cfg.shm_pull_min)
+		return -ENOTSUP;
+	if (sp->in.hdr) /* it sent to us: the kernel named it, and we tried reading it */
+		return sp->in.hdr->pull ? sp->pid : -ENOTSUP;
+	if (sp->out_state == OUT_UP &&
+	    getsockopt(sp->out_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.pid > 0)
+		return cr.pid;
+	return -ENOTSUP;
+}
+
 void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st)
 {
 	struct sctpt_shm_peer *sp = p->shm;
@@ -1529,4 +1544,46 @@ void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_pee
 	st->shm_pulls = sp->npulls;
 	st->shm_ring_full = sp->ring_full;
 	st->shm_wakeups = sp->wakeups;
+}
+
+/* ---- one-sided access to a peer's memory ---- */
+
+static int peer_rw(struct sctpt_ep *ep, sctpt_peer_t id, int write, void *local, uint64_t remote,
+		   size_t len)
+{
+	LOCK(ep);
+	struct sctpt_peer *p = sctpt_peer_get(ep, id);
+	int pid = !p ? -EINVAL : p->state == SCTPT_PEER_FAILED || p->state == SCTPT_PEER_CLOSED ?
+		  -EPIPE : !p->shm ? -ENOTSUP : sctpt_shm_pid(ep, p);
+	UNLOCK(ep);
+	if (pid < 0)
+		return sctpt_err(pid, "peer %d: no access to its memory: %s", id, strerror(-pid));
+	size_t done = 0;
+	while (done < len) { /* the kernel may stop short, at a page it could not pin */
+		struct iovec l = {(uint8_t *)local + done, len - done};
+		struct iovec r = {(void *)(uintptr_t)(remote + done), len - done};
+		ssize_t n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) :
+				    process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n <= 0) {
+			int e = n < 0 ? errno : EFAULT;
+			int rc = e == EPERM ? -ENOTSUP : e == ESRCH ? -EPIPE : -EFAULT;
+			return sctpt_err(rc, "peer %d: %s %zu bytes at %#llx: %s", id,
+					 write ? "writing" : "reading", len - done,
+					 (unsigned long long)(remote + done), strerror(e));
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int sctpt_peer_read(struct sctpt_ep *ep, sctpt_peer_t peer, void *local, uint64_t remote,
+		    size_t len)
+{
+	return peer_rw(ep, peer, 0, local, remote, len);
+}
+
+int sctpt_peer_write(struct sctpt_ep *ep, sctpt_peer_t peer, const void *local, uint64_t remote,
+		     size_t len)
+{
+	return peer_rw(ep, peer, 1, (void *)local, remote, len);
 }

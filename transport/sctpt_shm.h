@@ -75,6 +75,9 @@ int sctpt_shm_unacked(struct sctpt_ep *ep);
 int sctpt_shm_idle(struct sctpt_ep *ep, int timeout_ms);
 void sctpt_shm_awake(struct sctpt_ep *ep);
 
+/* The pid whose memory sctpt_peer_read/write may reach for p, or -ENOTSUP. */
+int sctpt_shm_pid(struct sctpt_ep *ep, struct sctpt_peer *p);
+
 void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
 
 #endif

@@ -5,10 +5,12 @@
  * many senders to one receiver with more ranks than cores, and sleeping on the tripwire.
  * Nothing here depends on how fast the machine is: where a ring must fill, its receiver does
  * not read until told.
- * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep]...
+ * Also one-sided reads and writes of a peer's memory (sctpt_peer_read/write).
+ * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep|rw|rw_nopull]...
  */
 #include "test_sctpt_shm_harness.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -307,10 +309,50 @@ static int body_sleep(struct sh_rank *r)
 	return 0;
 }
 
+/* ---- one-sided reads and writes of a peer's memory ---- */
+
+#define RW_LEN (1u << 20)
+static int rw_allowed;
+
+static int body_rw(struct sh_rank *r)
+{
+	static unsigned char mine[RW_LEN], theirs[RW_LEN];
+	if (r->rank == 1) {
+		fill_pattern(mine, RW_LEN, 11);
+		memset(theirs, 0, RW_LEN);
+		sh->addr[0] = (uint64_t)(uintptr_t)mine;
+		sh->addr[1] = (uint64_t)(uintptr_t)theirs;
+		CHECK(sh_send(r, 0, 1, 0, 0, 8, 1) >= 0, "send"); /* its ring to rank 0 */
+		sh_wait_flag(r, 0, 1, 1);
+		if (rw_allowed)
+			CHECK(check_pattern(theirs, RW_LEN, 12) == 0, "what rank 0 wrote");
+		sh_barrier(r);
+		return 0;
+	}
+	sh_drain(r, 1);
+	int rc = sctpt_peer_read(r->ep, r->peer[1], theirs, sh->addr[0], RW_LEN);
+	if (!rw_allowed) {
+		CHECK(rc == -ENOTSUP, "read with pulls off: %d", rc);
+		printf("  reads and writes refused with pulls off: %s\n", sctpt_last_error());
+	} else {
+		CHECK(rc == 0, "read: %d", rc);
+		CHECK(check_pattern(theirs, RW_LEN, 1 + 10) == 0, "what was read");
+		fill_pattern(mine, RW_LEN, 12);
+		CHECK(sctpt_peer_write(r->ep, r->peer[1], mine, sh->addr[1], RW_LEN) == 0, "write");
+		rc = sctpt_peer_read(r->ep, r->peer[1], theirs, 0x1000, 64);
+		CHECK(rc == -EFAULT, "read of unmapped memory: %d", rc);
+		printf("  1 MiB read from and written to rank 1's memory; a bad address: %s\n",
+		       sctpt_last_error());
+	}
+	sh_set_flag(0, 1);
+	sh_barrier(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *all[] = {"wrap", "sizes", "sizes_nopull", "pass", "pass_nopull",
-				    "many", "sleep"};
+				    "many", "sleep", "rw", "rw_nopull"};
 	int failed = 0, n = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 0; i < n; i++) {
@@ -329,6 +371,12 @@ int main(int argc, char **argv)
 			failed |= sh_run(t, 2, 60, conf_nopull, body_pass, -1);
 		} else if (!strcmp(t, "many")) {
 			failed |= sh_run(t, MANY_RANKS, 180, NULL, body_many, -1);
+		} else if (!strcmp(t, "rw")) {
+			rw_allowed = 1;
+			failed |= sh_run(t, 2, 60, NULL, body_rw, -1);
+		} else if (!strcmp(t, "rw_nopull")) {
+			rw_allowed = 0;
+			failed |= sh_run(t, 2, 60, conf_nopull, body_rw, -1);
 		} else if (!strcmp(t, "sleep")) {
 			failed |= sh_run(t, 2, 60, NULL, body_sleep, -1);
 		} else {

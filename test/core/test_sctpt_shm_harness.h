@@ -22,6 +22,7 @@ struct sh_shared {
 	char cards[SH_MAX][SCTPT_CARD_MAX];
 	int arrived, generation;
 	int flag[16];
+	uint64_t addr[4];
 };
 extern struct sh_shared *sh;
 
