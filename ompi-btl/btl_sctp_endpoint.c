@@ -17,6 +17,7 @@ static void endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 	ep->in_use = 0;
 	ep->qp = NULL; /* destroyed with the RNIC (iw_close) */
 	ep->rdma_ops = 0;
+	OBJ_CONSTRUCT(&ep->flush_lock, opal_mutex_t);
 	ep->rdma_dirty = 0;
 	ep->flush_stag = 0;
 	ep->flush_addr = 0;
@@ -24,6 +25,7 @@ static void endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 
 static void endpoint_destruct(mca_btl_sctp_endpoint_t *ep)
 {
+	OBJ_DESTRUCT(&ep->flush_lock);
 	if (NULL != ep->proc)
 		OBJ_RELEASE(ep->proc);
 }

@@ -316,31 +316,48 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 		return OPAL_ERR_OUT_OF_RESOURCE;
 	if (0 == size) /* nothing to place: a Read, as a flush does, completes it in order */
 		return post_one(endpoint, op, IW_WR_READ, NULL, 1, remote_handle, remote_address, 0, 0);
-	/* where the next flush's Read goes: behind this Write, in memory the peer lets us read
-	 * (osc rdma registers windows for every remote access) */
-	endpoint->flush_stag = remote_handle->stag;
-	endpoint->flush_addr = remote_address;
 	rc = post_one(endpoint, op, IW_WR_WRITE, local_address, (uint32_t)size, remote_handle,
 		      remote_address, 0, 0);
-	if (OPAL_SUCCESS == rc)
-		OPAL_THREAD_SWAP_32(&endpoint->rdma_dirty, 1);
+	if (OPAL_SUCCESS == rc) {
+		/* where the next flush's Read goes: behind this Write, in memory the peer lets us
+		 * read (osc rdma registers windows for every remote access) */
+		OPAL_THREAD_LOCK(&endpoint->flush_lock);
+		endpoint->flush_stag = remote_handle->stag;
+		endpoint->flush_addr = remote_address;
+		endpoint->rdma_dirty = 1;
+		OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
+	}
 	return rc;
 }
 
 /* Posts the flush Read behind the Writes to endpoint since its last flush, if any. */
 static int flush_post(mca_btl_sctp_endpoint_t *endpoint)
 {
-	struct mca_btl_base_registration_handle_t h = { .stag = endpoint->flush_stag };
+	struct mca_btl_base_registration_handle_t h = { 0, 0 };
 	struct sctp_rdma_op *op;
-	int rc;
+	uint64_t addr;
+	int rc, dirty;
 
-	if (0 == OPAL_THREAD_SWAP_32(&endpoint->rdma_dirty, 0))
+	OPAL_THREAD_LOCK(&endpoint->flush_lock);
+	dirty = endpoint->rdma_dirty;
+	endpoint->rdma_dirty = 0;
+	h.stag = endpoint->flush_stag;
+	addr = endpoint->flush_addr;
+	OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
+	if (!dirty)
 		return OPAL_SUCCESS;
 	op = op_new(endpoint, NULL, NULL, NULL, NULL, NULL);
 	rc = NULL == op ? OPAL_ERR_OUT_OF_RESOURCE
-			: post_one(endpoint, op, IW_WR_READ, NULL, 1, &h, endpoint->flush_addr, 0, 0);
-	if (OPAL_SUCCESS != rc)
-		OPAL_THREAD_SWAP_32(&endpoint->rdma_dirty, 1); /* try again */
+			: post_one(endpoint, op, IW_WR_READ, NULL, 1, &h, addr, 0, 0);
+	if (OPAL_SUCCESS != rc) { /* try again (a newer Write's target is as good) */
+		OPAL_THREAD_LOCK(&endpoint->flush_lock);
+		if (!endpoint->rdma_dirty) {
+			endpoint->flush_stag = h.stag;
+			endpoint->flush_addr = addr;
+			endpoint->rdma_dirty = 1;
+		}
+		OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
+	}
 	return rc;
 }
 

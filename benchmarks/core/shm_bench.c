@@ -5,8 +5,8 @@
  * methodology (osu_latency, osu_bw): one-way latency from thousands of ping-pongs after a
  * warm-up (the median of pieces of 100), and streaming bandwidth from windows of 64
  * back-to-back sends closed by a 4-byte ack; sizes 0 B (latency; 1 B bandwidth) to 4 MiB.
- * Every stack busy-polls, as MPI does. Each repetition runs every stack at every size, alternating, so all see the same machine;
- * the table gives the median per size and the gains of "core" and "core-ring" over "naive"
+ * Every stack busy-polls, as MPI does. Each repetition runs every stack at every size,
+ * alternating, so all see the same machine; the table gives the median per size and the gains of "core" and "core-ring" over "naive"
  * (how many times lower the latency, or higher the bandwidth; above 1: better).
  *
  * Stacks: "core" (sctpt with its defaults: large messages read by the receiver from the
