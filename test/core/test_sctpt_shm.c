@@ -6,7 +6,8 @@
  * Nothing here depends on how fast the machine is: where a ring must fill, its receiver does
  * not read until told.
  * Also one-sided reads and writes of a peer's memory (sctpt_peer_read/write).
- * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep|rw|rw_nopull]...
+ * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep|token|rw|
+ *                       rw_nopull]...
  */
 #include "test_sctpt_shm_harness.h"
 
@@ -309,6 +310,39 @@ static int body_sleep(struct sh_rank *r)
 	return 0;
 }
 
+/* ---- a token around a ring of sleepers: more ranks than cores, all in sctpt_wait ---- */
+
+#define TOKEN_RANKS 6
+#define TOKEN_LAPS 100
+
+static int body_token(struct sh_rank *r)
+{
+	int next = (r->rank + 1) % r->n, prev = (r->rank + r->n - 1) % r->n;
+	if (r->rank == 0)
+		CHECK(sh_send(r, next, 1, 0, 0, 8, 1) >= 0, "first token");
+	for (int lap = 0; lap < TOKEN_LAPS; lap++) {
+		int want = lap + 1;
+		while (lg.recvs < want)
+			sctpt_wait(r->ep, 1000); /* asleep on the tripwire most of the time */
+		const struct sh_msg *m = &lg.m[lg.n - 1];
+		CHECK(m->peer == r->peer[prev] && m->intact, "token from the wrong rank");
+		if (r->rank != 0 || lap + 1 < TOKEN_LAPS)
+			CHECK(sh_send(r, next, 1, lap + 1, 0, 8 + (size_t)lap * 100, 1) >= 0, "token");
+	}
+	sh_drain(r, TOKEN_LAPS);
+	uint64_t w = sh_stats(r, next)->shm_wakeups;
+	__atomic_add_fetch(&sh->flag[1], (int)w, __ATOMIC_RELAXED);
+	sh_barrier(r);
+	if (r->rank == 0) {
+		int total = __atomic_load_n(&sh->flag[1], __ATOMIC_RELAXED);
+		printf("  %d laps of %d ranks; %d wake-ups through tripwires\n", TOKEN_LAPS, r->n,
+		       total);
+		CHECK(total > 0, "no rank was ever woken through its tripwire");
+	}
+	sh_barrier(r);
+	return 0;
+}
+
 /* ---- one-sided reads and writes of a peer's memory ---- */
 
 #define RW_LEN (1u << 20)
@@ -352,7 +386,7 @@ static int body_rw(struct sh_rank *r)
 int main(int argc, char **argv)
 {
 	static const char *all[] = {"wrap", "sizes", "sizes_nopull", "pass", "pass_nopull",
-				    "many", "sleep", "rw", "rw_nopull"};
+				    "many", "sleep", "token", "rw", "rw_nopull"};
 	int failed = 0, n = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 0; i < n; i++) {
@@ -371,6 +405,8 @@ int main(int argc, char **argv)
 			failed |= sh_run(t, 2, 60, conf_nopull, body_pass, -1);
 		} else if (!strcmp(t, "many")) {
 			failed |= sh_run(t, MANY_RANKS, 180, NULL, body_many, -1);
+		} else if (!strcmp(t, "token")) {
+			failed |= sh_run(t, TOKEN_RANKS, 120, NULL, body_token, -1);
 		} else if (!strcmp(t, "rw")) {
 			rw_allowed = 1;
 			failed |= sh_run(t, 2, 60, NULL, body_rw, -1);
