@@ -5,6 +5,10 @@
 . "$(dirname "$0")/../common.sh"
 command -v fi_pingpong >/dev/null || skip "fi_pingpong (libfabric-bin) not installed"
 [ -f "$FI_PROVIDER_PATH/libsctp-fi.so" ] || die "$FI_PROVIDER_PATH/libsctp-fi.so not built"
+# the sanitizer build's provider inside an uninstrumented program: its runtime goes first
+if [ "${SANITIZERS:-no}" = yes ]; then
+	export LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+fi
 for shm in 1 0; do
 	port=$((40000 + RANDOM % 20000))
 	srv=$(mktemp)
