@@ -540,9 +540,12 @@ int sctpt_shm_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 		return 0;
 	socklen_t alen = sock_name(&a, sp->token);
 	struct sctpt_shm_hello *h = calloc(1, sizeof(*h));
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (!h || fd < 0 || connect(fd, (struct sockaddr *)&a, alen) != 0)
-		goto sctp;
+	if (!h || fd < 0 || connect(fd, (struct sockaddr *)&a, alen) != 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || cr.uid != getuid())
+		goto sctp; /* (a socket of another user's is not our peer's) */
 	h->magic = SCTPT_SHM_MAGIC;
 	h->version = SCTPT_SHM_VERSION;
 	h->ring_size = sh->ring_size;
@@ -676,8 +679,9 @@ static int accept_ring(struct sctpt_ep *ep, struct sctpt_peer *p, struct pending
 	struct sctpt_shm_peer *sp = p->shm;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
+	/* anyone in this network namespace may connect: only our own user gets a ring */
 	if (!sp || sp->in.hdr || sp->in_fd >= 0 || p->state == SCTPT_PEER_FAILED ||
-	    getsockopt(pd->fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
+	    getsockopt(pd->fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || cr.uid != getuid()) {
 		refuse(pd->fd, -EEXIST);
 		return -1;
 	}
