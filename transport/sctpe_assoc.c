@@ -98,6 +98,8 @@ void sctpe_assoc_end(struct sctpe_assoc *a, int err)
 	struct sctpe_ep *e = a->e;
 	if (a->dead)
 		return;
+	if (e->debug)
+		sctpe_assoc_print(a, stderr);
 	a->state = SCTPE_CLOSED;
 	a->dead = 1;
 	struct sctpe_assoc **slot = sctpe_slot(e, a->peer, a->rail, a->in);

@@ -4,6 +4,7 @@
 #include "sctpe_proto.h"
 
 #include <string.h>
+#include <sys/uio.h>
 
 #include "common/sm_bytes.h"
 
@@ -124,6 +125,18 @@ uint32_t sctpe_crc32c_packet(const uint8_t *pkt, size_t len)
 	uint32_t c = update(~0u, pkt, SCTPE_OFF_CSUM);
 	c = update(c, zero, 4);
 	c = update(c, pkt + SCTPE_COMMON_LEN, len - SCTPE_COMMON_LEN);
+	return ~c;
+}
+
+uint32_t sctpe_crc32c_packetv(const struct iovec *iov, int n)
+{
+	static const uint8_t zero[4];
+	const uint8_t *p = iov[0].iov_base;
+	uint32_t c = update(~0u, p, SCTPE_OFF_CSUM);
+	c = update(c, zero, 4);
+	c = update(c, p + SCTPE_COMMON_LEN, iov[0].iov_len - SCTPE_COMMON_LEN);
+	for (int i = 1; i < n; i++)
+		c = update(c, iov[i].iov_base, iov[i].iov_len);
 	return ~c;
 }
 

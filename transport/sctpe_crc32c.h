@@ -19,6 +19,9 @@ int sctpe_crc32c_hw(void);
 
 /* An SCTP packet's checksum: over the packet with its checksum field taken as zero. */
 uint32_t sctpe_crc32c_packet(const uint8_t *pkt, size_t len);
+/* The same for a packet in pieces: iov[0] starts with the common header (12 bytes at least). */
+struct iovec;
+uint32_t sctpe_crc32c_packetv(const struct iovec *iov, int n);
 /* Writes it into the packet's checksum field; checks it (0 ok, -1 bad). */
 void sctpe_crc32c_set(uint8_t *pkt, size_t len);
 int sctpe_crc32c_check(const uint8_t *pkt, size_t len);

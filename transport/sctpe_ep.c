@@ -115,14 +115,31 @@ int sctpe_inject(struct sctpt_ep *ep, sctpt_peer_t id, int path, const uint8_t *
 	return 0;
 }
 
+/*
+ * Everything waiting goes out, but for SACKs that packets of this very turn made due and that
+ * nothing else goes with: those wait for the next batch (the caller's reply to what just
+ * arrived, which then wakes the peer once for both; or the next progress, or the wait before
+ * sleeping). Each direction of a conversation is its own association: a SACK can never ride
+ * on the reply as TCP's ACK does, but it can leave with it.
+ */
 static void flush_all(struct sctpe_ep *e)
 {
 	struct sctpe_assoc *a;
+	struct sctpe_assocq keep = TAILQ_HEAD_INITIALIZER(keep);
 	while ((a = TAILQ_FIRST(&e->flush))) {
 		TAILQ_REMOVE(&e->flush, a, flink);
 		a->on_flush = 0;
+		if (a->sack_fresh && a->sack_due && !TAILQ_FIRST(&a->active) && !a->rtx_chunks &&
+		    e->defer_sacks) {
+			a->sack_fresh = 0;
+			a->on_flush = 1;
+			TAILQ_INSERT_TAIL(&keep, a, flink);
+			continue;
+		}
+		a->sack_fresh = 0;
 		sctpe_out_flush(a);
 	}
+	TAILQ_CONCAT(&e->flush, &keep, flink);
 }
 
 void sctpe_want_flush(struct sctpe_assoc *a)
@@ -165,6 +182,17 @@ void sctpe_stats_print(const struct sctpe_ep *e, FILE *f)
 		(unsigned long long)s->rtx_fast, (unsigned long long)s->sacks_in,
 		(unsigned long long)s->sacks_out, (unsigned long long)s->dup_tsns,
 		(unsigned long long)s->dropped_window, (unsigned long long)s->bad_sacks);
+	const struct sctpe_assoc *a;
+	TAILQ_FOREACH(a, &e->all, link)
+		sctpe_assoc_print(a, f);
+}
+
+void sctpe_assoc_print(const struct sctpe_assoc *a, FILE *f)
+{
+	fprintf(f, "  %s association %u%s: cwnd %u ssthresh %u srtt %u us, min rtt %u us, rate "
+		"%llu B/s, send limit %zu\n", a->in ? "in" : "out", a->id, a->dead ? " (ended)" : "",
+		a->cc.cwnd, a->cc.ssthresh, a->cc.srtt_us, a->min_rtt_us,
+		(unsigned long long)a->rate, sctpe_out_limit(a));
 }
 
 /* ---- opening and closing ---- */
@@ -193,9 +221,8 @@ int sctpe_ep_open(struct sctpt_ep *ep)
 	e->crc = ep->cfg.crc32c != 0;
 	e->debug = getenv("SCTPE_DEBUG") != NULL;
 	e->cookie_life_ms = SCTPE_VALID_COOKIE_LIFE_MS;
-	e->sndq = ep->cfg.sndbuf;
-	if (getenv("SCTPE_SNDQ"))
-		e->sndq = strtoul(getenv("SCTPE_SNDQ"), NULL, 0);
+	e->defer_sacks = !getenv("SCTPE_NO_DEFER");
+
 	TAILQ_INIT(&e->all);
 	TAILQ_INIT(&e->flush);
 	TAILQ_INIT(&e->events);
@@ -288,13 +315,30 @@ int sctpe_ep_input(struct sctpt_ep *ep)
 	struct sctpe_ep *e = ep->engine;
 	e->tx_depth++;
 	sctpt_udp_tx_begin();
+	e->in_input = 1;
 	int n = sctpt_udp_input(ep, deliver);
+	e->in_input = 0;
 	/* timers after the input: a SACK waiting in the socket stops T3-rtx first */
 	n += sctpe_wheel_run(&e->wheel, sctpt_now_ms());
 	if (--e->tx_depth == 0)
 		flush_all(e);
 	sctpt_udp_tx_end();
 	return n;
+}
+
+int sctpe_ep_wait(struct sctpt_ep *ep, int timeout_ms)
+{
+	struct sctpe_ep *e = ep->engine;
+	pthread_mutex_lock(&ep->lock); /* the core waits without it */
+	if (TAILQ_FIRST(&e->flush)) { /* SACKs kept for a reply that did not come: out now */
+		int keep = e->defer_sacks;
+		e->defer_sacks = 0;
+		sctpe_ep_tx_begin(ep);
+		sctpe_ep_tx_end(ep);
+		e->defer_sacks = keep;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return sctpt_udp_wait(ep, timeout_ms);
 }
 
 void sctpe_ep_tx_begin(struct sctpt_ep *ep)

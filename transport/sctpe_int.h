@@ -136,6 +136,7 @@ struct sctpe_assoc {
 	uint32_t adv_rwnd;           /* the window the last SACK advertised */
 	int sack_pkts;               /* packets with DATA since the last SACK */
 	int sack_due;                /* a SACK goes with the next flush */
+	int sack_fresh;              /* ... made due by this turn's input: it may wait a batch */
 	int rx_queued;               /* complete messages in the delivery queue */
 	/* outbound */
 	struct sctpe_ostream *outs;
@@ -157,6 +158,11 @@ struct sctpe_assoc {
 	uint32_t rtt_tsn;
 	uint64_t last_data_ms;       /* when data was last sent */
 	struct sctpe_cc cc;
+	/* what to hold for sending: a few bandwidth-delay products, from the delivery rate
+	 * (bytes acknowledged per RTT) and the least RTT seen */
+	uint64_t rate;               /* bytes/s */
+	uint64_t rate_t0_us, rate_bytes;
+	uint32_t min_rtt_us;
 	int path_errors, errors;     /* consecutive timeouts: path's, association's */
 	int hb_out;                  /* a HEARTBEAT is unanswered */
 	uint64_t hb_nonce;
@@ -200,10 +206,11 @@ struct sctpe_ep {
 	uint32_t rd_off;
 	struct sctpt_pool rpool[SCTPE_NCLASS], opool[SCTPE_NCLASS];
 	int tx_depth;
+	int in_input;                /* packets of the peers are being handled */
+	int defer_sacks;             /* fresh SACKs wait for the next batch (flush_all) */
 	int crc;                     /* compute and check CRC32c */
 	int debug;                   /* SCTPE_DEBUG: say why associations end */
 	uint32_t cookie_life_ms;     /* Valid.Cookie.Life */
-	size_t sndq;                 /* bytes an association holds for sending, at most */
 	uint64_t now_us;             /* of the current input or flush */
 	struct sctpe_stats st;
 	sctpe_tap_fn tap;            /* tests: where packets go instead of the UDP layer */
@@ -219,7 +226,9 @@ int sctpe_ep_input(struct sctpt_ep *ep);
 int sctpe_ep_events(struct sctpt_ep *ep);
 void sctpe_ep_tx_begin(struct sctpt_ep *ep);
 void sctpe_ep_tx_end(struct sctpt_ep *ep);
+int sctpe_ep_wait(struct sctpt_ep *ep, int timeout_ms);
 void sctpe_stats_print(const struct sctpe_ep *e, FILE *f);
+void sctpe_assoc_print(const struct sctpe_assoc *a, FILE *f);
 /* Test and fuzz hooks: a packet handed to the engine as if it came from path `path` of the
  * peer; and where the engine's packets go instead of the UDP layer (fn NULL: the UDP layer). */
 int sctpe_inject(struct sctpt_ep *ep, sctpt_peer_t peer, int path, const uint8_t *pkt,
@@ -290,6 +299,8 @@ void sctpe_out_fini(struct sctpe_assoc *a);
 /* A buffer for the next message of len bytes, built in place by the core and then queued by
  * sctpe_out_queue without a copy; NULL if the send buffer is full. */
 void *sctpe_out_stage(struct sctpe_assoc *a, size_t len);
+/* Bytes the association holds for sending at most (see sctpe_out.c). */
+size_t sctpe_out_limit(const struct sctpe_assoc *a);
 /* One message: 0, -EAGAIN (the send buffer is full), < 0. */
 int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t len);
 /* A SACK: 0, or < 0 if it acknowledges what was never sent (the caller aborts). */

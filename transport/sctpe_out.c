@@ -8,11 +8,16 @@
  */
 #include "sctpe_int.h"
 
+#include "sctpe_crc32c.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include "common/sm_bytes.h"
 
 #define RING_MAX (1u << 20)
 
@@ -97,6 +102,24 @@ uint32_t sctpe_out_inflight(const struct sctpe_assoc *a)
 	return a->next_tsn - 1 - a->cum + a->queued_msgs;
 }
 
+/*
+ * How much an association holds for sending (queued and unacknowledged) before it refuses
+ * more: the core keeps the rest in its own queues, as references to the sender's buffers.
+ * Four bandwidth-delay products, at least SCTPE_SNDQ_MIN, at most cfg.sndbuf: more than a
+ * path can carry only makes the send buffers a larger circle through memory, each buffer cold
+ * in the cache when it is written again.
+ */
+#define SCTPE_SNDQ_MIN (1u << 20)
+
+size_t sctpe_out_limit(const struct sctpe_assoc *a)
+{
+	size_t max = a->e->ep->cfg.sndbuf;
+	uint64_t bdp = a->rate * a->min_rtt_us / 1000000u, q = 4 * bdp;
+	if (q < SCTPE_SNDQ_MIN)
+		q = SCTPE_SNDQ_MIN;
+	return q < max ? (size_t)q : max;
+}
+
 static int queue_check(struct sctpe_assoc *a, uint16_t sid, size_t len)
 {
 	struct sctpe_ep *e = a->e;
@@ -106,7 +129,7 @@ static int queue_check(struct sctpe_assoc *a, uint16_t sid, size_t len)
 	    (a->state == SCTPE_ESTABLISHED && sid >= a->os))
 		return sctpt_err(-EINVAL, "peer %s: no SCTP message of %zu bytes on stream %u",
 				 a->peer->card, len, sid);
-	if (a->held_bytes && a->held_bytes + len > e->sndq)
+	if (a->held_bytes && a->held_bytes + len > sctpe_out_limit(a))
 		return -EAGAIN;
 	return 0;
 }
@@ -255,15 +278,31 @@ static int ring_grow(struct sctpe_assoc *a)
 	return 0;
 }
 
+#define GATHER_MIN 2048 /* payloads from this size on leave from their message, uncopied */
+
+/* A packet that goes by itself (not into a batch) may end with a payload left where it is:
+ * the datagram is gathered from the headers, the payload and the padding. */
+struct gather {
+	int on;
+	const uint8_t *payload; /* the last chunk's payload, once there is one */
+	size_t plen, hdr_end;   /* its length; where the headers before it end */
+};
+
 /* Appends chunk tsn to the packet: 0, or -ENOSPC. */
 static int put_chunk(struct sctpe_assoc *a, struct sctpe_pb *b, uint32_t tsn,
-		     struct sctpe_tchunk *t)
+		     struct sctpe_tchunk *t, struct gather *g)
 {
 	struct sctpe_data d = {.flags = t->flags, .idata = (uint8_t)a->idata, .sid = t->sid,
 			       .tsn = tsn, .mid = t->mid, .fsn = t->fsn, .ppid = t->m->ppid};
 	uint8_t *p = sctpe_pb_data(b, &d, t->len);
 	if (!p)
 		return -ENOSPC;
+	if (g->on && t->len >= GATHER_MIN) {
+		g->payload = t->m->data + t->off;
+		g->plen = t->len;
+		g->hdr_end = (size_t)(p - b->buf);
+		return 0;
+	}
 	memcpy(p, t->m->data + t->off, t->len);
 	return 0;
 }
@@ -280,16 +319,17 @@ static void sent(struct sctpe_assoc *a, struct sctpe_tchunk *t, uint64_t now_us)
 }
 
 /* Retransmissions into b, lowest TSN first: how many. */
-static int put_rtx(struct sctpe_assoc *a, struct sctpe_pb *b, int ignore_cwnd, uint64_t now_us)
+static int put_rtx(struct sctpe_assoc *a, struct sctpe_pb *b, int ignore_cwnd, uint64_t now_us,
+		   struct gather *g)
 {
 	int n = 0;
-	for (uint32_t tsn = a->cum + 1; a->rtx_chunks && tsn != a->next_tsn; tsn++) {
+	for (uint32_t tsn = a->cum + 1; a->rtx_chunks && tsn != a->next_tsn && !g->payload; tsn++) {
 		struct sctpe_tchunk *t = ring_at(a, tsn);
 		if (t->state != SCTPE_TC_RTX)
 			continue;
 		if (!ignore_cwnd && a->cc.flight >= a->cc.cwnd)
 			break;
-		if (put_chunk(a, b, tsn, t) != 0)
+		if (put_chunk(a, b, tsn, t, g) != 0)
 			break;
 		if (a->rtt_on && a->rtt_tsn == tsn)
 			a->rtt_on = 0; /* Karn: no sample from a retransmitted chunk */
@@ -302,7 +342,8 @@ static int put_rtx(struct sctpe_assoc *a, struct sctpe_pb *b, int ignore_cwnd, u
 
 /* New chunks into b while cwnd and the peer's window allow: how many; *full when the packet
  * ran out of room first. */
-static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, int *full)
+static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, int *full,
+		   struct gather *g)
 {
 	int n = 0;
 	uint32_t hl = hdr_len(a);
@@ -310,7 +351,7 @@ static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, i
 	if (b->cap < b->len + hl + 4)
 		return 0;
 	uint32_t maxpay = (uint32_t)((b->cap - SCTPE_COMMON_LEN - hl) & ~(size_t)3);
-	for (;;) {
+	while (!g->payload) {
 		struct sctpe_ostream *os;
 		struct sctpe_omsg *m = sched_peek(a, &os);
 		*full = 0;
@@ -344,7 +385,7 @@ static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, i
 		struct sctpe_tchunk *t = ring_at(a, tsn);
 		cut(a, os, m, max, t);
 		a->next_tsn++;
-		put_chunk(a, b, tsn, t);
+		put_chunk(a, b, tsn, t, g);
 		sent(a, t, now_us);
 		if (!a->rtt_on) {
 			a->rtt_on = 1;
@@ -357,6 +398,21 @@ static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, i
 		}
 	}
 	return n;
+}
+
+static void send_gathered(struct sctpe_assoc *a, struct sctpe_pb *b, const struct gather *g)
+{
+	static const uint8_t zero[4];
+	size_t end = g->hdr_end + g->plen;
+	struct iovec iov[3] = {{b->buf, g->hdr_end}, {(void *)g->payload, g->plen},
+			       {(void *)zero, b->len - end}};
+	int n = b->len > end ? 3 : 2;
+	if (a->e->crc)
+		sm_put_le32(b->buf + SCTPE_OFF_CSUM, sctpe_crc32c_packetv(iov, n));
+	else
+		sm_put_le32(b->buf + SCTPE_OFF_CSUM, 0);
+	a->e->st.pkts_out++;
+	sctpt_udp_outputv(a->sel, iov, n);
 }
 
 static int can_send_data(const struct sctpe_assoc *a)
@@ -388,23 +444,29 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 		if (a->sack_due)
 			sctpe_in_sack(a, &b);
 		int n = 0, more = 0;
+		struct gather g = {.on = !inplace && !e->tap};
 		if (data) {
 			if (a->rtx_chunks)
-				n += put_rtx(a, &b, fast && pkts == 0, now_us);
+				n += put_rtx(a, &b, fast && pkts == 0, now_us, &g);
 			if (!a->rtx_chunks)
-				n += put_new(a, &b, now_us, &more);
+				n += put_new(a, &b, now_us, &more, &g);
 		}
 		if (b.len == SCTPE_COMMON_LEN) {
 			if (inplace)
 				sctpt_udp_commit(a->sel, 0);
 			break;
 		}
-		size_t len = sctpe_pb_finish(&b, e->crc);
-		if (inplace) {
-			e->st.pkts_out++;
-			sctpt_udp_commit(a->sel, len);
+		if (g.payload) {
+			send_gathered(a, &b, &g);
+			more = 1;
 		} else {
-			sctpe_output(a, b.buf, len);
+			size_t len = sctpe_pb_finish(&b, e->crc);
+			if (inplace) {
+				e->st.pkts_out++;
+				sctpt_udp_commit(a->sel, len);
+			} else {
+				sctpe_output(a, b.buf, len);
+			}
 		}
 		if (n) {
 			a->last_data_ms = now_ms;
@@ -425,8 +487,29 @@ static void rtt_sample(struct sctpe_assoc *a, uint32_t tsn, const struct sctpe_t
 	a->rtt_on = 0;
 	if (t->ntx == 1) {
 		uint64_t now = sctpe_clock_us();
-		sctpe_cc_rtt(&a->cc, (uint32_t)(now - t->sent_us));
+		uint32_t r = (uint32_t)(now - t->sent_us);
+		sctpe_cc_rtt(&a->cc, r);
+		if (!a->min_rtt_us || r < a->min_rtt_us)
+			a->min_rtt_us = r ? r : 1;
 	}
+}
+
+/* Delivery rate: bytes newly acknowledged over at least an RTT (and a millisecond); the
+ * estimate follows rises at once and falls by an eighth per sample. */
+static void rate_sample(struct sctpe_assoc *a, uint32_t acked)
+{
+	uint64_t now = sctpe_clock_us(), span = a->cc.srtt_us > 1000 ? a->cc.srtt_us : 1000;
+	a->rate_bytes += acked;
+	if (!a->rate_t0_us) {
+		a->rate_t0_us = now;
+		return;
+	}
+	if (now - a->rate_t0_us < span)
+		return;
+	uint64_t r = a->rate_bytes * 1000000u / (now - a->rate_t0_us);
+	a->rate = r > a->rate ? r : a->rate - a->rate / 8 + r / 8;
+	a->rate_bytes = 0;
+	a->rate_t0_us = now;
 }
 
 /* Whether tsn is in one of the SACK's gap blocks. Blocks are walked in order; *bi keeps the
@@ -520,6 +603,7 @@ int sctpe_out_sack(struct sctpe_assoc *a, const struct sctpe_sack *s)
 	}
 	a->peer_rwnd = s->arwnd > a->cc.flight ? s->arwnd - a->cc.flight : 0;
 	if (advanced) {
+		rate_sample(a, acked);
 		sctpe_cc_acked(&a->cc, acked, a->cwnd_full || flight_before >= a->cc.cwnd);
 		sctpe_cc_cum(&a->cc, cum);
 		a->errors = 0;

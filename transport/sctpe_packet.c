@@ -187,7 +187,7 @@ uint8_t *sctpe_pb_chunk(struct sctpe_pb *b, uint8_t type, uint8_t flags, size_t 
 	c[0] = type;
 	c[1] = flags;
 	sm_put_be16(c + 2, (uint16_t)len);
-	memset(c + SCTPE_CHUNK_HDR_LEN, 0, SCTPE_PAD4(len) - SCTPE_CHUNK_HDR_LEN);
+	memset(c + len, 0, SCTPE_PAD4(len) - len); /* the padding; the value is the caller's */
 	b->end = b->len + len;
 	b->len += SCTPE_PAD4(len);
 	return c;
@@ -251,6 +251,7 @@ uint8_t *sctpe_pb_data(struct sctpe_pb *b, const struct sctpe_data *d, size_t le
 	if (d->idata) {
 		sm_put_be32(c + SCTPE_IDATA_OFF_TSN, d->tsn);
 		sm_put_be16(c + SCTPE_IDATA_OFF_SID, d->sid);
+		sm_put_be16(c + SCTPE_IDATA_OFF_RSVD, 0);
 		sm_put_be32(c + SCTPE_IDATA_OFF_MID, d->mid);
 		sm_put_be32(c + SCTPE_IDATA_OFF_PPID_FSN, d->flags & SCTPE_DATA_B ? d->ppid : d->fsn);
 	} else {

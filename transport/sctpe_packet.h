@@ -108,8 +108,9 @@ static inline int sctpe_pb_fits(const struct sctpe_pb *b, size_t len)
 {
 	return b->len + SCTPE_PAD4(len) <= b->cap;
 }
-/* Appends a chunk of len bytes (header included), its header written, the rest and its
- * padding zeroed; returns its start, or NULL if it does not fit. */
+/* Appends a chunk of len bytes (header included), its header written and its padding
+ * zeroed (its value is for the caller to write); returns its start, or NULL if it does not
+ * fit. */
 uint8_t *sctpe_pb_chunk(struct sctpe_pb *b, uint8_t type, uint8_t flags, size_t len);
 /* A chunk whose length is not known yet: open it, append parameters or bytes, close it. */
 uint8_t *sctpe_pb_open(struct sctpe_pb *b, uint8_t type, uint8_t flags, size_t fixed);

@@ -293,6 +293,9 @@ void sctpe_in_packet_done(struct sctpe_assoc *a, int immediate)
 	a->sack_pkts++;
 	if (immediate || a->sack_pkts >= freq || sctpe_tsn_has_gaps(&a->tsn) || a->tsn.ndups) {
 		a->sack_due = 1;
+		/* out of order or duplicated: at once; in order: it may wait for the reply */
+		a->sack_fresh = !immediate && !sctpe_tsn_has_gaps(&a->tsn) && !a->tsn.ndups &&
+				a->e->in_input;
 		sctpe_want_flush(a);
 	} else if (!sctpe_timer_armed(&a->tsack)) {
 		sctpe_timer_arm(&a->e->wheel, &a->tsack,

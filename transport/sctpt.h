@@ -156,7 +156,7 @@ struct sctpt_config {
 	size_t sndbuf, rcvbuf;   /* socket buffers (4 MiB each) */
 	int sack_delay_ms;       /* delayed SACK timer (10); each direction has its own
 				  * association, so SACKs never ride on reverse data */
-	int sack_freq;           /* SACK every this many packets (1) */
+	int sack_freq;           /* SACK every this many packets (2), else after sack_delay_ms */
 	int accept_unknown;      /* accept associations from peers whose card was never added
 				  * (off: MPI layers add every card from their modex); such a peer
 				  * gets the card "sctpt1 <udp port> <sctp port> <source ip>" */

@@ -33,7 +33,7 @@ void sctpt_config_init(struct sctpt_config *c)
 	c->sndbuf = 4u << 20;
 	c->rcvbuf = 4u << 20;
 	c->sack_delay_ms = 10;
-	c->sack_freq = 1;
+	c->sack_freq = 2;
 	c->stripe_small = 16 * 1024;
 	c->handler.events = 1;
 	/* the engine for every endpoint of the process, e.g. to run a test suite on another */

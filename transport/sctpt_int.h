@@ -399,6 +399,9 @@ void sctpt_udp_output(struct sctpt_sel *sel, const void *buf, size_t len);
  * thread. NULL: no batch, or a packet this large goes by itself: sctpt_udp_output it. */
 void *sctpt_udp_reserve(struct sctpt_sel *sel, size_t max);
 void sctpt_udp_commit(struct sctpt_sel *sel, size_t len);
+/* A packet gathered from pieces (a large payload left where it is), sent by itself after
+ * what is batched for its path. */
+void sctpt_udp_outputv(struct sctpt_sel *sel, const struct iovec *iov, int n);
 /* Reads datagrams (and probes the paths): probes are answered here, SCTP packets go to
  * deliver with their peer and path. Returns the datagrams handled. */
 typedef void (*sctpt_udp_deliver_fn)(struct sctpt_ep *ep, struct sctpt_peer *p, int path,

@@ -223,5 +223,5 @@ const struct sctpt_backend sctpt_backend_native = {
 	.rail_info = n_rail_info,
 	.unacked = n_unacked,
 	.peer_stats = n_peer_stats,
-	.wait = sctpt_udp_wait,
+	.wait = sctpe_ep_wait,
 };

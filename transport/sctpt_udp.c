@@ -107,6 +107,35 @@ static void sel_send(struct sctpt_sel *sel, int i, const uint8_t *buf, size_t le
 	}
 }
 
+/* One datagram gathered from iov[0..n), on path i of sel, failing over as sel_send does. */
+static int path_sendv(struct sctpt_path *path, const struct iovec *iov, int n)
+{
+	struct sctpt_udp *u = &path->peer->ep->udp[path->local];
+	struct msghdr mh = {.msg_name = &path->remote, .msg_namelen = sizeof(path->remote),
+			    .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+	ssize_t len = sendmsg(u->fd, &mh, MSG_DONTWAIT);
+	if (len < 0) {
+		atomic_store(&path->send_errno, errno);
+		return -errno;
+	}
+	atomic_fetch_add_explicit(&path->pkts_out, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&path->bytes_out, (uint64_t)len, memory_order_relaxed);
+	return 0;
+}
+
+static void sel_sendv(struct sctpt_sel *sel, int i, const struct iovec *iov, int n)
+{
+	struct sctpt_peer *p = sel->peer;
+	for (int k = 0; k < (sel->rail >= 0 ? 1 : p->npaths); k++) {
+		int rc = path_sendv(p->paths[i], iov, n);
+		if (rc == 0 || rc == -EAGAIN || rc == -ENOBUFS || sel->rail >= 0)
+			return;
+		atomic_store(&p->paths[i]->up, 0);
+		i = sctpt_path_next(p, i);
+		atomic_store(&sel->cur, i);
+	}
+}
+
 /*
  * Transmit batching. usrsctp hands conn_output one packet at a time, and at Ethernet MTUs the
  * kernel's cost per datagram (route, qdisc, device, softirq) is most of a transfer's CPU.
@@ -428,6 +457,18 @@ void sctpt_udp_commit(struct sctpt_sel *sel, size_t len)
 		s->seg = len; /* the first packet sets the batch's segment size */
 	s->len += len;
 	s->nseg++;
+}
+
+void sctpt_udp_outputv(struct sctpt_sel *sel, const struct iovec *iov, int n)
+{
+	struct sctpt_peer *p = sel->peer;
+	if (p->npaths == 0)
+		return;
+	int i = out_path(sel);
+	for (int k = 0; t_tx && t_tx->depth > 0 && k < TX_SLOTS; k++)
+		if (t_tx->slot[k].sel == sel && t_tx->slot[k].path == i)
+			slot_flush(&t_tx->slot[k]); /* what was batched before it goes first */
+	sel_sendv(sel, i, iov, n);
 }
 
 void sctpt_udp_close(struct sctpt_ep *ep)

@@ -60,6 +60,7 @@ int emu_open(struct emu *m, int crc, uint16_t streams)
 	cfg.crc32c = crc;
 	cfg.streams = streams;
 	cfg.hb_interval_ms = 0;
+	cfg.sack_freq = 1; /* a SACK per packet: tests see each at once */
 	cfg.max_msg_size = 16u << 20; /* the core allocates what an envelope announces */
 	cfg.handler.complete = on_complete;
 	cfg.handler.arg = m;

@@ -29,11 +29,11 @@ run() {
 	local name=$1 se=$2 re=$3 spid rpid src rrc
 	shift 3
 	rm -f "$dir"/a "$dir"/b
-	bg ip netns exec "$b" env SCTPT_BACKEND="$re" timeout 150 $x --addrs 198.18.1.2,198.18.2.2 \
+	bg ip netns exec "$b" env SCTPT_BACKEND="$re" SCTPE_DEBUG=1 timeout 150 $x --addrs 198.18.1.2,198.18.2.2 \
 		--card-out "$dir/b" --card-in "$dir/a" --recv $((24 << 20)) --big $((64 << 20)) \
 		--timeout 140 "$@" >"$dir/$name.recv" 2>&1
 	rpid=$!
-	bg ip netns exec "$a" env SCTPT_BACKEND="$se" SCTPE_STATS=1 timeout 150 $x \
+	bg ip netns exec "$a" env SCTPT_BACKEND="$se" SCTPE_STATS=1 SCTPE_DEBUG=1 timeout 150 $x \
 		--addrs 198.18.1.1,198.18.2.1 --card-out "$dir/a" --card-in "$dir/b" \
 		--send $((24 << 20)) --big $((64 << 20)) --timeout 140 "$@" >"$dir/$name.send" 2>&1
 	spid=$!

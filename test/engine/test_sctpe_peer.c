@@ -65,6 +65,32 @@ TEST(handshake_then_data_is_delivered_and_acknowledged)
 	emu_close(&m);
 }
 
+TEST(sack_every_second_packet_else_after_the_delay)
+{
+	REQUIRE(emu_open(&m, 0, 16) == 0);
+	m.ep->cfg.sack_freq = 2;
+	REQUIRE(emu_handshake(&m, 0) == 0);
+	uint32_t cum, dups[8];
+	uint16_t ng, nd, gaps[8][2];
+	emu_clear(&m);
+	send_msg(m.tsn, 1, 0, 1, 0);
+	CHECK(sack_of(&cum, &ng, gaps, &nd, dups) != 0, "no SACK for the first packet");
+	send_msg(m.tsn + 1, 1, 1, 2, 0);
+	REQUIRE(sack_of(&cum, &ng, gaps, &nd, dups) == 0, "a SACK for the second");
+	CHECK_EQ(cum, m.tsn + 1);
+	emu_clear(&m);
+	send_msg(m.tsn + 2, 1, 2, 3, 0);
+	CHECK(sack_of(&cum, &ng, gaps, &nd, dups) != 0);
+	pthread_mutex_lock(&m.ep->lock); /* the delayed SACK timer's time comes */
+	sctpe_ep_tx_begin(m.ep);
+	sctpe_wheel_run(&m.e->wheel, m.e->wheel.now + (uint64_t)m.ep->cfg.sack_delay_ms);
+	sctpe_ep_tx_end(m.ep);
+	pthread_mutex_unlock(&m.ep->lock);
+	REQUIRE(sack_of(&cum, &ng, gaps, &nd, dups) == 0, "the delayed SACK");
+	CHECK_EQ(cum, m.tsn + 2);
+	emu_close(&m);
+}
+
 TEST(gaps_and_duplicates_are_reported_and_order_kept)
 {
 	open_up(0, 0);
@@ -404,6 +430,7 @@ TEST(shutdown_from_the_peer_completes)
 int main(void)
 {
 	RUN(handshake_then_data_is_delivered_and_acknowledged);
+	RUN(sack_every_second_packet_else_after_the_delay);
 	RUN(gaps_and_duplicates_are_reported_and_order_kept);
 	RUN(idata_fragments_interleaved_and_out_of_order_reassemble);
 	RUN(bad_checksum_is_dropped_and_counted);
