@@ -427,6 +427,32 @@ TEST(shutdown_from_the_peer_completes)
 	emu_close(&m);
 }
 
+TEST(peer_restart_replaces_the_association)
+{
+	open_up(0, 0);
+	send_msg(m.tsn, 1, 0, 1, 0);
+	emu_progress(&m);
+	CHECK_EQ(m.recvs, 1);
+	struct sctpe_assoc *old = m.e->ps[m.peer].in;
+	REQUIRE(old);
+	uint32_t old_tag = m.peer_tag;
+	/* the peer's process starts again: new tag, new TSNs, same address */
+	m.tag = 0x5eed0002u;
+	m.tsn = 7000;
+	int ups = m.ups, events = m.events;
+	REQUIRE(emu_handshake(&m, 0) == 0, "the new incarnation's handshake");
+	CHECK(m.peer_tag != old_tag, "a new tag for the new association");
+	struct sctpe_assoc *now = m.e->ps[m.peer].in;
+	CHECK(now && now != old, "the association was replaced");
+	CHECK_EQ(m.ups, ups, "not reported as a new peer");
+	CHECK(m.events > events, "a restart event");
+	send_msg(m.tsn, 1, 0, 2, 0);
+	emu_progress(&m);
+	CHECK_EQ(m.recvs, 2, "data of the new incarnation is delivered");
+	/* a COOKIE ECHO of the old incarnation now is not taken */
+	emu_close(&m);
+}
+
 int main(void)
 {
 	RUN(handshake_then_data_is_delivered_and_acknowledged);
@@ -441,5 +467,6 @@ int main(void)
 	RUN(empty_data_and_bad_stream_are_answered);
 	RUN(init_flood_keeps_no_state_and_ootb_gets_abort);
 	RUN(shutdown_from_the_peer_completes);
+	RUN(peer_restart_replaces_the_association);
 	return sm_check_result();
 }
