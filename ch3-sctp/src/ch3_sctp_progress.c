@@ -147,19 +147,31 @@ static MPIDI_VC_t *vc_of(sctpt_peer_t peer)
 	return peer >= 0 && peer < sctpc.npeer_vc ? sctpc.peer_vc[peer] : NULL;
 }
 
-/* A peer the core lost (crashed, unreachable): the job ends, naming it. */
-static void peer_lost(MPIDI_VC_t * vc, const struct sctpt_event *ev)
+/*
+ * A peer the core lost (crashed, unreachable): the job ends, naming it. A peer that is in
+ * CH3's close protocol with us is leaving anyway: if its last CLOSE went down with the
+ * association, the VC is taken as terminated so that MPI_Finalize does not wait for it.
+ */
+static int peer_lost(MPIDI_VC_t * vc, const struct sctpt_event *ev)
 {
 	char name[SCTPT_CARD_MAX + 64], msg[2 * SCTPT_CARD_MAX + 256];
 	/* after the close protocol the peer is gone by design */
 	if (vc->state == MPIDI_VC_STATE_INACTIVE || vc->state == MPIDI_VC_STATE_CLOSED ||
 	    vc->state == MPIDI_VC_STATE_INACTIVE_CLOSED || vc->state == MPIDI_VC_STATE_MORIBUND)
-		return;
+		return MPI_SUCCESS;
 	vc->ch.failed = 1;
 	sctpc_peer_name(vc, name, sizeof(name));
+	if (vc->state == MPIDI_VC_STATE_LOCAL_CLOSE || vc->state == MPIDI_VC_STATE_REMOTE_CLOSE ||
+	    vc->state == MPIDI_VC_STATE_CLOSE_ACKED) {
+		if (sctpc.env.verbose)
+			fprintf(stderr, "ch3:sctp: rank %d: %s left during the close protocol: %s\n",
+				sctpc.rank, name, ev->what ? ev->what : strerror(-ev->error));
+		return MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED);
+	}
 	snprintf(msg, sizeof(msg), "ch3:sctp: rank %d lost the connection to %s: %s", sctpc.rank,
 		 name, ev->what ? ev->what : strerror(-ev->error));
 	MPID_Abort(NULL, MPI_SUCCESS, 1, msg);	/* prints msg, ends the job through PMI */
+	return MPI_SUCCESS;
 }
 
 static int handle_event(const struct sctpt_event *ev)
@@ -168,7 +180,7 @@ static int handle_event(const struct sctpt_event *ev)
 	switch (ev->type) {
 	case SCTPT_EV_ASSOC_DOWN:
 		if (vc)
-			peer_lost(vc, ev);
+			return peer_lost(vc, ev);
 		break;
 	case SCTPT_EV_PATH_UP:
 	case SCTPT_EV_PATH_DOWN:
@@ -255,18 +267,26 @@ static void progress_continue(void)
 
 void MPIDI_CH3I_Progress_wakeup(void)
 {
-	/* a thread blocked in sctpt_wait looks again within the core's 10 ms poll */
+	/* a thread blocked in block() looks at the completion counter every millisecond */
 }
 #endif
 
-/* Blocks in the core (MPICH's lock released) until it has something, or a while passed. */
+/*
+ * Blocks in the core (MPICH's lock released) until it has something, or a while passed.
+ * With threads, another thread may complete what this one waits for without the network
+ * (a message to itself, a request it cancels): the core cannot be woken for that, so the
+ * wait goes in 1 ms slices, each checking the completion counter.
+ */
 static void block(void)
 {
 	if (MPIR_IS_THREADED) {
 #ifdef MPICH_IS_THREADED
+		unsigned int c0 = MPIDI_CH3I_progress_completion_count;
 		MPIDI_CH3I_progress_blocked = TRUE;
 		MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
-		sctpt_wait(sctpc.ep, 100);
+		for (int i = 0; i < 100 && c0 == MPIDI_CH3I_progress_completion_count; i++)
+			if (sctpt_wait(sctpc.ep, 1) > 0)
+				break;
 		MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
 		MPIDI_CH3I_progress_blocked = FALSE;
 		MPIDI_CH3I_progress_wakeup_signalled = FALSE;

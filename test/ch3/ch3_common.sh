@@ -34,15 +34,19 @@ MPIEXEC=$PREFIX/bin/mpiexec
 BIN=$PWD/ch3-bin
 mkdir -p "$BIN"
 
-# ch3_prog NAME [MPICC [OUTDIR]]: compiles test/btl/NAME.c (or test/ch3/NAME.c) once;
-# parallel tests may race: each compiles to a temporary file and renames it.
+# ch3_prog NAME [MPICC [OUTDIR]]: compiles NAME.c of test/btl, test/ch3 or test/testbed once
+# (stddef.h: test/btl's programs use offsetof and MPICH's mpi.h does not include it); parallel
+# tests may race: each compiles to a temporary file and renames it.
 ch3_prog() {
-	local name=$1 cc=${2:-$PREFIX/bin/mpicc} dir=${3:-$BIN} src
-	src=$top_srcdir/test/btl/$name.c
-	[ -f "$src" ] || src=$top_srcdir/test/ch3/$name.c
+	local name=$1 cc=${2:-$PREFIX/bin/mpicc} dir=${3:-$BIN} src d
+	for d in btl ch3 testbed; do
+		src=$top_srcdir/test/$d/$name.c
+		[ -f "$src" ] && break
+	done
 	if [ ! -x "$dir/$name" ] || [ "$src" -nt "$dir/$name" ] || [ "$cc" -nt "$dir/$name" ]; then
 		mkdir -p "$dir"
-		"$cc" -O2 -Wno-stringop-overflow -include stddef.h -I"$top_srcdir/test/btl" -o "$dir/$name.$$" "$src" -lpthread ||
+		"$cc" -O2 -Wno-stringop-overflow -include stddef.h -I"$top_srcdir/test/btl" \
+			-I"$top_srcdir/test/testbed" -o "$dir/$name.$$" "$src" -lpthread ||
 			die "$cc could not compile $src"
 		mv -f "$dir/$name.$$" "$dir/$name"
 	fi

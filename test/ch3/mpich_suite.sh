@@ -10,7 +10,11 @@
 # Not part of `make check`: several hundred tests take long on a small machine. Environment:
 #   DIRS="pt2pt coll threads/pt2pt"  DEVICES="ch3:sctp ch3:sock"  MAXNP=4
 #   MPITEST_TIMEOUT (runtests: seconds per test, 180)
+#   SUMMARY_ONLY=1: no runs, the summary of the TAP files already in OUTDIR
 set -u
+
+# one function, read whole before it runs: editing this file meanwhile cannot derail a run
+main() {
 here=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$PWD/mpich-suite}
 dirs=${DIRS:-pt2pt coll threads/pt2pt}
@@ -22,6 +26,7 @@ out=$(cd "$out" && pwd)
 export SCTPT_SHM=0
 
 for dev in $devices; do
+	[ "${SUMMARY_ONLY:-0}" = 0 ] || break
 	tag=${dev/:/-}
 	prefix=$("$here/scripts/mpich-build.sh" --device "$dev" | tail -n 1) ||
 		{ echo "mpich_suite: building MPICH with $dev failed" >&2; exit 1; }
@@ -37,20 +42,21 @@ for dev in $devices; do
 	echo "   ran in $((SECONDS - start)) s"
 done
 
-# "ok N - ./pt2pt/name np" / "not ok N - ..." with the test's output as "  ## " lines after it
-summary() { # TAPFILE DIR
-	local ok bad
-	local skipped
-	ok=$(grep "^ok [0-9]* - \./$2/[^/]* " "$1" | grep -vc '# SKIP')
-	skipped=$(grep "^ok [0-9]* - \./$2/[^/]* " "$1" | grep -c '# SKIP')
-	bad=$(grep -c "^not ok [0-9]* - \./$2/[^/]* " "$1")
-	echo "$ok passed, $bad failed, $skipped skipped"
+# runtests' TAP: "ok  - ./pt2pt/name np # time=..." (4.0.2 prints no test numbers), a failed
+# test's output follows as "## " lines. results FILE: "index status name np" per test, in order.
+results() {
+	awk '/^(not )?ok / { n++; st = /^not/ ? "FAIL" : (/# SKIP/ ? "SKIP" : "PASS")
+		sub(/^(not )?ok [0-9]* *- /, ""); sub(/ *#.*/, ""); print n, st, $0 }' "$1"
 }
 echo
 for dev in $devices; do
 	tag=${dev/:/-}
+	results "$out/$tag.tap" >"$out/$tag.results"
 	for d in $dirs; do
-		printf '%-10s %-14s %s\n' "$dev" "$d" "$(summary "$out/$tag.tap" "$d")"
+		printf '%-10s %-14s %s passed, %s failed, %s skipped\n' "$dev" "$d" \
+			"$(grep -c " PASS \./$d/[^/]* " "$out/$tag.results")" \
+			"$(grep -c " FAIL \./$d/[^/]* " "$out/$tag.results")" \
+			"$(grep -c " SKIP \./$d/[^/]* " "$out/$tag.results")"
 	done
 done
 
@@ -58,18 +64,21 @@ first=${devices%% *}
 ref=$(echo "$devices" | awk '{ print $2 }')
 echo
 echo "== tests that failed on $first (first lines of their output; result on ${ref:-nothing else})"
-grep "^not ok" "$out/${first/:/-}.tap" | while read -r line; do
-	num=$(echo "$line" | awk '{ print $3 }')
-	name=$(echo "$line" | sed 's/^not ok [0-9]* - //; s/ #.*//')
-	echo "-- $name"
-	awk -v n="$line" '$0 == n { on = 1; next } on && /^(not )?ok / { exit } on && /^## / && !/^## Test output/' \
-		"$out/${first/:/-}.tap" | sed -n '1,5p'
+grep ' FAIL ' "$out/${first/:/-}.results" | while read -r idx st name np; do
+	echo "-- $name $np"
+	# the output lines after the idx-th result line
+	awk -v want="$idx" '/^(not )?ok / { n++; next } n == want && /^## / && !/^## Test output/' \
+		"$out/${first/:/-}.tap" | sed -n '1,4p'
 	if [ -n "$ref" ]; then
-		# both runs go through the same list in the same order: same number, same test
-		r=$(grep -E "^(not )?ok $num - " "$out/${ref/:/-}.tap" | head -n 1)
+		# both runs go through the same lists in the same order
+		r=$(awk -v i="$idx" '$1 == i' "$out/${ref/:/-}.results")
 		case $r in
-		*" - $name"*) echo "   on $ref: $(echo "$r" | sed 's/ [0-9]* - .*//')" ;;
+		*" $name $np") echo "   on $ref: $(echo "$r" | awk '{ print $2 }')" ;;
 		*) echo "   on $ref: not comparable (${r:-not run})" ;;
 		esac
 	fi
 done
+}
+
+main "$@"
+exit $?
