@@ -16,6 +16,8 @@
 #   MAX=bytes     largest size (default 4 MiB)
 #   SCTP_ENV="V=x ..."  extra environment for the ch3:sctp runs (e.g. MPICH_SCTP_SPIN_US=0)
 set -u
+
+main() {
 here=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$here/benchmarks/ch3/results}
 mkdir -p "$out/raw" "$out/bin" || exit 2
@@ -52,7 +54,7 @@ done
 run() { # STACK TEST NP: one run, its output in raw/
 	local s=$1 t=$2 np=$3 rep=$4 env=()
 	case $s in
-	sctp) env=("${sctp_env[@]}") ;;
+	sctp) env=(SCTPT_SHM=0 "${sctp_env[@]}") ;;
 	debian) env=(UCX_TLS=self,tcp) ;;
 	esac
 	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$s]}" -launcher fork -n "$np" \
@@ -60,7 +62,7 @@ run() { # STACK TEST NP: one run, its output in raw/
 		echo "compare.sh: $t on $s (rep $rep) failed, see $out/raw/$t-$s-$rep.err" >&2
 }
 
-echo "# MPICH ch3:sctp vs ch3:sock vs Debian MPICH: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs, Q=$q, $reps reps"
+echo "# MPICH 4.0.2 ch3:sctp (SCTP core, SCTPT_SHM=0) vs ch3:sock (TCP) vs Debian's MPICH (ch4:ucx, UCX_TLS=self,tcp), one host, loopback: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs (load $(cut -d' ' -f1-3 /proc/loadavg)), Q=$q, $reps reps" | tee "$out/header.txt"
 for rep in $(seq 1 "$reps"); do
 	for t in $tests; do
 		np=2
@@ -102,4 +104,9 @@ for t in $tests; do
 				printf "\n"
 			}
 		}' "$out"/raw/"$t"-*-*.txt
-done | tee "$out/summary.txt"
+done | tee "$out/tables.txt"
+cat "$out/header.txt" "$out/tables.txt" >"$out/summary.txt"
+}
+
+main "$@"
+exit $?
