@@ -1591,3 +1591,61 @@ int sctpt_peer_write(struct sctpt_ep *ep, sctpt_peer_t peer, const void *local, 
 {
 	return peer_rw(ep, peer, 1, (void *)local, remote, len);
 }
+
+/* ---- fuzzing the receiving side ---- */
+
+int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *data, size_t len,
+			uint64_t write_pos)
+{
+	struct parking pk;
+	uint32_t size = SCTPT_SHM_MIN_RING;
+	LOCK(ep);
+	struct sctpt_peer *p = sctpt_peer_get(ep, peer);
+	struct sctpt_shm_peer *sp = p ? p->shm : NULL;
+	if (!ep->shm || !sp || sp->in.hdr) {
+		UNLOCK(ep);
+		return -EINVAL;
+	}
+	while (size < len && size < (1u << 20))
+		size *= 2;
+	void *h = mmap(NULL, SCTPT_SHM_HDR_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *d = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h == MAP_FAILED || d == MAP_FAILED) {
+		if (h != MAP_FAILED)
+			munmap(h, SCTPT_SHM_HDR_SIZE);
+		if (d != MAP_FAILED)
+			munmap(d, size);
+		UNLOCK(ep);
+		return -ENOMEM;
+	}
+	memcpy(d, data, len < size ? len : size);
+	mprotect(d, size, PROT_READ); /* as the receiver maps a ring */
+	struct sctpt_shm_ring_hdr *hd = h;
+	hd->magic = SCTPT_SHM_MAGIC;
+	hd->version = SCTPT_SHM_VERSION;
+	hd->size = size;
+	hd->pull = 1; /* pulls read this process's own memory */
+	atomic_store(&hd->write_pos, write_pos);
+	sp->in = (struct ring){.hdr = hd, .data = d, .size = size, .map1 = h,
+			       .len1 = SCTPT_SHM_HDR_SIZE, .map2 = d, .len2 = size};
+	sp->pid = (int)getpid();
+	sp->rpos = sp->rpub = 0;
+	park(ep, &pk);
+	for (int k = 0; k < 8 && sp->in.hdr; k++) {
+		sp->suspect = k == 4; /* as before a sleep: what the sender claims is checked */
+		in_poll(ep, sp, REC_BUDGET);
+	}
+	unpark(ep, &pk);
+	if (sp->in.hdr)
+		in_teardown(ep->shm, sp);
+	sp->suspect = 0;
+	if (p->state == SCTPT_PEER_FAILED) {
+		p->state = SCTPT_PEER_IDLE;
+		p->error = 0;
+		sp->out_state = OUT_NONE;
+	}
+	UNLOCK(ep);
+	sctpt_cq_dispatch(ep);
+	return 0;
+}

@@ -78,6 +78,13 @@ void sctpt_shm_awake(struct sctpt_ep *ep);
 /* The pid whose memory sctpt_peer_read/write may reach for p, or -ENOTSUP. */
 int sctpt_shm_pid(struct sctpt_ep *ep, struct sctpt_peer *p);
 
+/* Fuzz hook (takes the lock): the receiving side of a ring of peer, whose records are data
+ * (at most 1 MiB is used, zero-filled to a power of two of at least 4 KiB) and whose sender
+ * claims to have written up to write_pos; then the peer is as before (its ring gone, its
+ * failure undone). 0, or -EINVAL for a peer without shared memory. */
+int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *data, size_t len,
+			uint64_t write_pos);
+
 void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
 
 #endif
