@@ -236,6 +236,7 @@ static int domain_close(struct fid *fid)
 	}
 	sctp_rma_fini(d); /* before the core, with no thread progressing it */
 	sctpt_close(d->core);
+	sctp_fnn_free(d->fnn);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return 0;
@@ -395,9 +396,20 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	cfg.accept_unknown = 1; /* RDM: anyone who knows our name may send to us */
 	cfg.handler.complete = NULL; /* polled: messages wait in the core's buffers */
 	cfg.handler.events = 1;
+	rc = sctp_fnn_load(sctp_params.fnn_table, sctp_params.fnn_addrs, &d->fnn);
+	if (rc != 0) {
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return rc;
+	}
+	if (d->fnn) {
+		cfg.ops.rails = sctp_fnn_rails;
+		cfg.ops.arg = d->fnn;
+	}
 	rc = sctp_core_open(&cfg, &d->core);
 	if (rc != 0) {
 		SCTP_WARN(FI_LOG_DOMAIN, "cannot open the SCTP endpoint: %s\n", sctpt_last_error());
+		sctp_fnn_free(d->fnn);
 		pthread_mutex_destroy(&d->lock);
 		free(d);
 		return -sctp_errno(rc);
@@ -406,23 +418,14 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	if (parse_card(d->card, &d->self) != 0 ||
 	    getrandom(&d->self.nonce, sizeof(d->self.nonce), 0) != sizeof(d->self.nonce)) {
 		SCTP_WARN(FI_LOG_DOMAIN, "unusable business card %s\n", d->card);
-		sctpt_close(d->core);
-		pthread_mutex_destroy(&d->lock);
-		free(d);
-		return -FI_EINVAL;
+		rc = -FI_EINVAL;
+		goto fail;
 	}
-	if ((d->caps & SCTP_RMA_CAPS) && (rc = sctp_rma_init(d)) != 0) {
-		sctpt_close(d->core);
-		pthread_mutex_destroy(&d->lock);
-		free(d);
-		return rc;
-	}
+	if ((d->caps & SCTP_RMA_CAPS) && (rc = sctp_rma_init(d)) != 0)
+		goto fail;
 	if (pthread_create(&d->thread, NULL, progress_thread, d) != 0) {
-		sctp_rma_fini(d);
-		sctpt_close(d->core);
-		pthread_mutex_destroy(&d->lock);
-		free(d);
-		return -FI_ENOMEM;
+		rc = -FI_ENOMEM;
+		goto fail;
 	}
 	d->thread_started = 1;
 	d->dom.fid.fclass = FI_CLASS_DOMAIN;
@@ -432,4 +435,11 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	d->dom.mr = &sctp_mr_ops;
 	*dom = &d->dom;
 	return 0;
+fail:
+	sctp_rma_fini(d);
+	sctpt_close(d->core);
+	sctp_fnn_free(d->fnn);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	return rc;
 }

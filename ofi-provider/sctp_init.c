@@ -296,6 +296,14 @@ FI_EXT_INI
 		"(FI_SCTP_CONFIG_HOST, else the host name) is bound when FI_SCTP_ADDRS is unset");
 	sctp_params.config_host = param_str("config_host",
 		"Host name to look up in FI_SCTP_CONFIG_FILE (default: gethostname())");
+	sctp_params.fnn_table = param_str("fnn_table",
+		"Flat Neighborhood Network design table (\"switch: pc pc ...\", routing/fnn's `fnn "
+		"design`). With FI_SCTP_FNN_ADDRS, each peer is striped over one SCTP association "
+		"per switch the two hosts share; a rail that fails is dropped and its data re-sent "
+		"on the others");
+	sctp_params.fnn_addrs = param_str("fnn_addrs",
+		"Address map of the FNN cluster for FI_SCTP_FNN_TABLE: lines \"pc nic ifname ipv4 "
+		"mac\" (`fnn addrs`)");
 	sctp_params.backend = param_str("backend", "SCTP engine of the core (default: usrsctp)");
 	sctp_params.streams = param_int("streams", FI_PARAM_INT,
 		"SCTP streams per association (stream 0 is the core's control stream)",

@@ -71,13 +71,21 @@ extern struct fi_provider sctp_prov;
 
 /* ---- provider parameters (sctp_init.c) ---- */
 struct sctp_params {
-	char *addrs, *backend, *config_file, *config_host;
+	char *addrs, *backend, *config_file, *config_host, *fnn_table, *fnn_addrs;
 	int streams, cmt, crc32c, shm;
 	size_t frag_size, inject_size;
 };
 extern struct sctp_params sctp_params;
 int sctp_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		 const struct fi_info *hints, struct fi_info **info);
+
+/* ---- FNN striping (sctp_fnn.c): the core's ops.rails from routing/fnn ---- */
+struct sctp_fnn;
+/* 0 with *out NULL when neither parameter is set. */
+int sctp_fnn_load(const char *table, const char *addrs, struct sctp_fnn **out);
+void sctp_fnn_free(struct sctp_fnn *f);
+int sctp_fnn_rails(void *arg, const char *card, const uint32_t *peer_addrs, int npeer,
+		   const uint32_t *mine, int nmine, struct sctpt_rail *out, int max);
 
 /* ---- fabric (sctp_fabric.c) ---- */
 struct sctp_fabric {
@@ -111,6 +119,7 @@ struct sctp_domain {
 	pthread_mutex_t lock;
 	uint32_t api_version;
 	struct sctpt_ep *core;
+	struct sctp_fnn *fnn;        /* striping, when FI_SCTP_FNN_* are set */
 	struct sctp_addr self;       /* ep index 0; each endpoint puts its own */
 	char card[SCTPT_CARD_MAX];
 	enum fi_progress progress;   /* data progress */
