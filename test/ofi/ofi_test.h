@@ -56,6 +56,8 @@ void ofi_send_u64(int fd, uint64_t v);
 void ofi_xfer(int fd, void *buf, size_t len, int out);
 uint64_t ofi_recv_u64(int fd);
 int ofi_pair(int seconds, int (*body)(int rank, int fd));
+/* The rank that is meant to end by SIGKILL (peer-death tests); -1: none. */
+extern int ofi_killed_rank;
 int ofi_cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *err);
 /* Waits until the counter reaches v; 0 or -1 on timeout. */
 int ofi_cntr_wait(struct fid_cntr *c, uint64_t v);
