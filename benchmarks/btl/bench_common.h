@@ -5,7 +5,9 @@
  * warm-up and the time of the LOOP that follows is averaged. Each program prints
  * "# <test> <unit>" and then "<size> <value>" per size on rank 0.
  *
- * Options: -m MAX (largest size), -n MIN (smallest size, for profiling one size), -q F (multiply every iteration count by F, for quick runs;
+ * Options: -m MAX (largest size), -n MIN (smallest size, for profiling one size), -M (the median
+ * of the LOOP iterations' times instead of OSU's average: on a shared machine an iteration that
+ * lost the CPU to another process does not count; the scripts' MEDIAN=1), -q F (multiply every iteration count by F, for quick runs;
  * 1 is OSU's own counts), -i LOOP / -I LOOP_LARGE / -x SKIP / -X SKIP_LARGE (override them).
  */
 #ifndef BENCH_COMMON_H
@@ -25,6 +27,14 @@ struct bench_opts {
 	size_t min, max;
 	int loop, loop_large, skip, skip_large;
 	const char *sync; /* one-sided: lock, flush, fence */
+	int median;       /* -M */
+};
+
+/* The times of one size's timed iterations. */
+struct bench_timer {
+	double *t;
+	int n, cap, median;
+	double start, last;
 };
 
 /* OSU's counts for this kind of test, then the options. */
@@ -37,8 +47,9 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int 
 	o->min = 0;
 	o->max = BENCH_MAX_SIZE;
 	o->sync = NULL;
+	o->median = 0;
 	o->loop = o->loop_large = o->skip = o->skip_large = -1;
-	while ((c = getopt(argc, argv, "n:m:q:i:I:x:X:s:")) != -1) {
+	while ((c = getopt(argc, argv, "n:m:q:i:I:x:X:s:M")) != -1) {
 		switch (c) {
 		case 'n': o->min = strtoul(optarg, NULL, 0); break;
 		case 'm': o->max = strtoul(optarg, NULL, 0); break;
@@ -48,8 +59,9 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int 
 		case 'x': o->skip = atoi(optarg); break;
 		case 'X': o->skip_large = atoi(optarg); break;
 		case 's': o->sync = optarg; break;
+		case 'M': o->median = 1; break;
 		default:
-			fprintf(stderr, "usage: %s [-n min] [-m max] [-q scale] [-i loop] [-I loop_large] "
+			fprintf(stderr, "usage: %s [-n min] [-m max] [-M] [-q scale] [-i loop] [-I loop_large] "
 				"[-x skip] [-X skip_large] [-s sync]\n", argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
@@ -92,6 +104,46 @@ static inline void *bench_buf(size_t n, int fill)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	memset(p, fill, n ? n : 1);
 	return p;
+}
+
+static int bench_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* At the first timed iteration (i == skip). */
+static inline void bench_timer_start(struct bench_timer *bt, const struct bench_opts *o, int loop)
+{
+	free(bt->t);
+	bt->t = malloc(sizeof(double) * (size_t)(loop > 0 ? loop : 1));
+	if (NULL == bt->t)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	bt->n = 0;
+	bt->cap = loop;
+	bt->median = o->median;
+	bt->start = bt->last = MPI_Wtime();
+}
+
+/* At the end of each timed iteration. */
+static inline void bench_tick(struct bench_timer *bt)
+{
+	double now = MPI_Wtime();
+
+	if (bt->n < bt->cap)
+		bt->t[bt->n++] = now - bt->last;
+	bt->last = now;
+}
+
+/* Seconds per timed iteration: OSU's average, or with -M the median. */
+static inline double bench_per_iter(struct bench_timer *bt)
+{
+	if (bt->n == 0)
+		return 0;
+	if (!bt->median)
+		return (bt->last - bt->start) / bt->n;
+	qsort(bt->t, (size_t)bt->n, sizeof(double), bench_cmp);
+	return bt->n % 2 ? bt->t[bt->n / 2] : (bt->t[bt->n / 2 - 1] + bt->t[bt->n / 2]) / 2;
 }
 
 #endif

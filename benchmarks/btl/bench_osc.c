@@ -8,7 +8,8 @@
  *   put_lat, get_lat, acc_lat (MPI_Accumulate, MPI_CHAR, MPI_SUM): 0 B..4 MiB, microseconds;
  *     lock: lock(shared), op, unlock per iteration; flush: one lock, op + MPI_Win_flush per
  *     iteration; fence: rank 0 does op + fence + fence, rank 1 fence + op + fence (half
- *     the time per iteration). LOOP 10000 after SKIP 100 (100/10 above 8 KiB), average.
+ *     the time per iteration). LOOP 10000 after SKIP 100 (100/10 above 8 KiB), average
+ *     (-M: median).
  *   put_bw, get_bw: 1 B..4 MiB, windows of 32 operations to consecutive places, each window
  *     closed by unlock (lock), flush (flush) or fence (fence); MB/s. LOOP 10000/SKIP 100
  *     (30/10 above 8 KiB).
@@ -21,6 +22,9 @@
 #define OSC_WINDOW 32 /* OSU's WINDOW_SIZE_LARGE for one-sided bandwidth */
 
 enum sync { SYNC_LOCK, SYNC_FLUSH, SYNC_FENCE };
+
+static struct bench_opts o;
+static struct bench_timer bt;
 
 static void op(int test, char *buf, size_t n, int target, MPI_Aint disp, MPI_Win win)
 {
@@ -41,12 +45,12 @@ static void op(int test, char *buf, size_t n, int target, MPI_Aint disp, MPI_Win
 static double latency(int rank, int test, enum sync sync, char *buf, size_t n, int loop,
 		      int skip, MPI_Win win)
 {
-	double t0 = 0;
+	double t;
 
 	if (SYNC_FENCE == sync) {
 		for (int i = 0; i < loop + skip; i++) {
 			if (i == skip)
-				t0 = MPI_Wtime();
+				bench_timer_start(&bt, &o, loop);
 			MPI_Win_fence(0, win);
 			if (0 == rank)
 				op(test, buf, n, 1, 0, win);
@@ -54,8 +58,10 @@ static double latency(int rank, int test, enum sync sync, char *buf, size_t n, i
 			if (1 == rank)
 				op(test, buf, n, 0, 0, win);
 			MPI_Win_fence(0, win);
+			if (i >= skip)
+				bench_tick(&bt);
 		}
-		return (MPI_Wtime() - t0) * 1e6 / loop / 2;
+		return bench_per_iter(&bt) * 1e6 / 2;
 	}
 	if (0 != rank)
 		return 0;
@@ -63,7 +69,7 @@ static double latency(int rank, int test, enum sync sync, char *buf, size_t n, i
 		MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
 	for (int i = 0; i < loop + skip; i++) {
 		if (i == skip)
-			t0 = MPI_Wtime();
+			bench_timer_start(&bt, &o, loop);
 		if (SYNC_LOCK == sync)
 			MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
 		op(test, buf, n, 1, 0, win);
@@ -71,25 +77,27 @@ static double latency(int rank, int test, enum sync sync, char *buf, size_t n, i
 			MPI_Win_unlock(1, win);
 		else
 			MPI_Win_flush(1, win);
+		if (i >= skip)
+			bench_tick(&bt);
 	}
-	t0 = MPI_Wtime() - t0;
+	t = bench_per_iter(&bt);
 	if (SYNC_FLUSH == sync)
 		MPI_Win_unlock(1, win);
-	return t0 * 1e6 / loop;
+	return t * 1e6;
 }
 
 /* One size of a bandwidth test; rank 0's MB/s. */
 static double bandwidth(int rank, int test, int bidir, enum sync sync, char *buf, size_t n,
 			int loop, int skip, MPI_Win win)
 {
-	double t0 = 0;
+	double t;
 	int active = 0 == rank || bidir, target = 1 - rank;
 
 	if (SYNC_FLUSH == sync && 0 == rank)
 		MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
 	for (int i = 0; i < loop + skip && (0 == rank || SYNC_FENCE == sync); i++) {
 		if (i == skip)
-			t0 = MPI_Wtime();
+			bench_timer_start(&bt, &o, loop);
 		if (SYNC_FENCE == sync)
 			MPI_Win_fence(0, win);
 		else if (SYNC_LOCK == sync)
@@ -102,24 +110,25 @@ static double bandwidth(int rank, int test, int bidir, enum sync sync, char *buf
 			MPI_Win_unlock(1, win);
 		else
 			MPI_Win_flush(1, win);
+		if (i >= skip)
+			bench_tick(&bt);
 	}
-	t0 = MPI_Wtime() - t0;
+	t = bench_per_iter(&bt);
 	if (SYNC_FLUSH == sync && 0 == rank)
 		MPI_Win_unlock(1, win);
-	return (bidir ? 2.0 : 1.0) * (double)n * OSC_WINDOW * loop / t0 / 1e6;
+	return t > 0 ? (bidir ? 2.0 : 1.0) * (double)n * OSC_WINDOW / t / 1e6 : 0;
 }
 
 /* One size of the mixed test; us per fence epoch. */
 static double mixed(int rank, char *buf, char *sbuf, char *rbuf, size_t n, int loop, int skip,
 		    MPI_Win win)
 {
-	double t0 = 0;
 	MPI_Request rq;
 
 	MPI_Win_fence(0, win);
 	for (int i = 0; i < loop + skip; i++) {
 		if (i == skip)
-			t0 = MPI_Wtime();
+			bench_timer_start(&bt, &o, loop);
 		if (0 == rank) {
 			MPI_Isend(sbuf, (int)n, MPI_BYTE, 1, 7, MPI_COMM_WORLD, &rq);
 			MPI_Put(buf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win);
@@ -129,15 +138,16 @@ static double mixed(int rank, char *buf, char *sbuf, char *rbuf, size_t n, int l
 		}
 		MPI_Wait(&rq, MPI_STATUS_IGNORE);
 		MPI_Win_fence(0, win);
+		if (i >= skip)
+			bench_tick(&bt);
 	}
-	return (MPI_Wtime() - t0) * 1e6 / loop;
+	return bench_per_iter(&bt) * 1e6;
 }
 
 int main(int argc, char **argv)
 {
 	static const char *const names[] = {"put_lat", "get_lat", "acc_lat", "put_bw", "get_bw",
 					    "put_bibw", "mixed"};
-	struct bench_opts o;
 	int rank, nranks, t = -1;
 	const char *test = argc > 1 ? argv[1] : "";
 	enum sync sync;
@@ -188,6 +198,7 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
+	free(bt.t);
 	free(wmem);
 	free(buf);
 	free(sbuf);

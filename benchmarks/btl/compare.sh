@@ -10,6 +10,8 @@
 # that all see the same machine; the table shows the median per size. All of them busy-poll
 # (Open MPI's progress loop, sctpt_progress). Environment:
 #   QUICK=1        OSU's iteration counts x0.1 (Q=F for any factor; default 1: OSU's own)
+#   MEDIAN=0       OSU's average per run (default: the median iteration or window of each run,
+#                  which an iteration that lost the CPU to another job does not move)
 #   TESTS="..."    subset of: latency bw bibw mbw_mr allreduce
 #   OLD=DIR        also run the btl sctp built in another build directory DIR (column "old")
 #   SCTP_MCA="..." extra mpirun options for the sctp runs (e.g. "--mca btl_sctp_eager_limit N")
@@ -49,6 +51,9 @@ if grep -q -- '-fsanitize=address' "$bench/Makefile" 2>/dev/null; then
 fi
 np_multi=${NP_MULTI:-4}
 q=${Q:-$([ "${QUICK:-0}" = 1 ] && echo 0.1 || echo 1)}
+# per-iteration medians (each iteration or window timed, -M) unless MEDIAN=0 (OSU's averages)
+med=$([ "${MEDIAN:-1}" = 0 ] || echo -M)
+what=$([ -n "$med" ] && echo "the median iteration of each run (OSU: the average; MEDIAN=0)" || echo "OSU's average per run")
 reps=${REPS:-3}
 tests=${TESTS:-latency bw bibw mbw_mr allreduce}
 read -r -a sctp_mca <<<"${SCTP_MCA:-}"
@@ -69,13 +74,13 @@ run() {
 	case $s in
 	core)
 		timeout -k 5 900 "$core" --only sctp $([ "${SCTPT_SHM:-0}" = 0 ] || echo --shm) \
-			--tests "$(core_test "$t")" --iters-scale "$q" --dat >"$log" 2>&1 ;;
+			--tests "$(core_test "$t")" --iters-scale "$q" ${med:+--median} --dat >"$log" 2>&1 ;;
 	*)
 		local path=$build/ompi-btl/.libs btl=sctp extra=("${sctp_mca[@]}")
 		[ "$s" = old ] && path=$old
 		[ "$s" = tcp ] && btl=tcp && extra=()
 		timeout -k 5 900 "$mpirun" "${opts[@]}" --mca mca_base_component_path "$path:$compdir" \
-			--mca btl "self,$btl" "${extra[@]}" -np "$np" "$bench/bench_$t" -q "$q" \
+			--mca btl "self,$btl" "${extra[@]}" -np "$np" "$bench/bench_$t" -q "$q" $med \
 			>"$log" 2>&1 ;;
 	esac
 	rc=$?
@@ -182,7 +187,7 @@ goals() {
 
 {
 	echo "Open MPI ob1: btl sctp vs the SCTP core alone vs btl tcp, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "OSU methodology, iterations x$q; every stack busy-polls; the core's same-host shared memory $([ "${SCTPT_SHM:-0}" = 0 ] && echo off: SCTP over $iface || echo on); median of $reps alternating runs${SCTP_MCA:+; sctp runs with $SCTP_MCA}${old:+; old: $old}"
+	echo "OSU methodology, iterations x$q, $what; every stack busy-polls; the core's same-host shared memory $([ "${SCTPT_SHM:-0}" = 0 ] && echo off: SCTP over $iface || echo on); median of $reps alternating runs${SCTP_MCA:+; sctp runs with $SCTP_MCA}${old:+; old: $old}"
 	for t in $tests; do
 		table "$t"
 		[ "$t" = mbw_mr ] && table mbw_mr 3

@@ -9,7 +9,8 @@
 # traffic overlapped with Put/Get under fence). Each runs REPS times (3), the stacks
 # alternating; tables show medians and the ratios rdma/pt2pt (the goal: osc rdma better than
 # osc pt2pt over btl sctp at every size) and rdma/pt2pt_tcp; osc_compare.png (gnuplot).
-# Environment: QUICK=1 (OSU iteration counts x0.1) or Q=F, TESTS="put_lat:lock ...",
+# Environment: QUICK=1 (OSU iteration counts x0.1) or Q=F, MEDIAN=0 (OSU's averages instead of
+# each run's median iteration), TESTS="put_lat:lock ...",
 # OLD=DIR (also osc rdma on the btl sctp of another build directory), IFACE (default lo).
 set -u
 build=${1:?usage: osc_compare.sh <build dir> [output dir]}
@@ -42,6 +43,9 @@ if [ -n "$old" ]; then
 	stacks="rdma old pt2pt pt2pt_tcp"
 fi
 q=${Q:-$([ "${QUICK:-0}" = 1 ] && echo 0.1 || echo 1)}
+# per-iteration medians (each iteration or window timed, -M) unless MEDIAN=0 (OSU's averages)
+med=$([ "${MEDIAN:-1}" = 0 ] || echo -M)
+what=$([ -n "$med" ] && echo "the median iteration of each run (OSU: the average; MEDIAN=0)" || echo "OSU's average per run")
 reps=${REPS:-3}
 tests=${TESTS:-put_lat:lock get_lat:lock acc_lat:lock put_lat:fence get_lat:fence acc_lat:fence put_bw:lock get_bw:lock put_bibw:fence mixed:fence}
 status=0
@@ -53,7 +57,7 @@ for ts in $tests; do
 			echo "== bench_osc $t -s $sync over $s ($rep/$reps)" >&2
 			log=$out/$name.$s.$rep.log
 			# shellcheck disable=SC2086
-			timeout -k 5 900 "$mpirun" "${opts[@]}" ${stack[$s]} "$bench" "$t" -s "$sync" -q "$q" \
+			timeout -k 5 900 "$mpirun" "${opts[@]}" ${stack[$s]} "$bench" "$t" -s "$sync" -q "$q" $med \
 				>"$log" 2>&1
 			rc=$?
 			grep -E '^[0-9]+ ' "$log" >"$out/$name.$s.$rep.dat"
@@ -75,7 +79,7 @@ for ts in $tests; do
 done
 
 {
-	echo "MPI one-sided (OSU pattern, MPI_Win_create), 2 ranks, $(date -u '+%Y-%m-%d %H:%M UTC'), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), iterations x$q, median of $reps alternating runs"
+	echo "MPI one-sided (OSU pattern, MPI_Win_create), 2 ranks, $(date -u '+%Y-%m-%d %H:%M UTC'), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), iterations x$q, $what, median of $reps alternating runs"
 	echo "rdma: osc rdma over btl sctp (iWARP); pt2pt: osc pt2pt over btl sctp; pt2pt_tcp: osc pt2pt over btl tcp${old:+; old: osc rdma over $old}"
 	for ts in $tests; do
 		t=${ts%:*} sync=${ts#*:} name=${ts/:/.}

@@ -77,6 +77,8 @@ static int g_nsizes;
 static double g_scale = 1.0;
 static int g_block;                  /* --wait */
 static int g_shm;                    /* --shm: the core's shared memory, not SCTP */
+static int g_median;                 /* --median: the median iteration, not the average */
+static double *g_times;              /* the timed iterations of one size */
 static int g_tests = 7, g_sides = 3; /* bit masks */
 
 static double now_s(void)
@@ -84,6 +86,22 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Seconds per iteration of the n timed ones (g_times), from t0 to now: the average, or the
+ * median with --median (an iteration that lost the CPU to another process does not count). */
+static double per_iter(int n, double t0)
+{
+	if (!g_median)
+		return (now_s() - t0) / n;
+	qsort(g_times, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? g_times[n / 2] : (g_times[n / 2 - 1] + g_times[n / 2]) / 2;
 }
 
 static int scaled(int n)
@@ -253,10 +271,15 @@ static int s_run(struct rank *r, enum test t, size_t size, double *out)
 	int w = t == T_LAT ? 1 : WINDOW;
 	int sends = r->id == 0 || t != T_BW, recvs = r->id == 1 || t != T_BW;
 	uint32_t ack = 0;
-	double t0 = 0;
+	double t0 = 0, tl = 0;
 	for (int i = 0; i < loop + skip; i++) {
 		if (i == skip)
-			t0 = now_s();
+			t0 = tl = now_s();
+		if (i > skip) {
+			double now = now_s();
+			g_times[i - skip - 1] = now - tl;
+			tl = now;
+		}
 		if (t == T_LAT && r->id == 1 && s_poll_until(r, &r->ndata, (uint64_t)i + 1))
 			return -1;
 		stamp(r->sbuf, size, (uint32_t)i); /* no send of ours is outstanding here */
@@ -275,9 +298,9 @@ static int s_run(struct rank *r, enum test t, size_t size, double *out)
 					     : s_poll_until(r, &r->nack, (uint64_t)i + 1)))
 			return -1;
 	}
-	double dt = now_s() - t0;
-	*out = t == T_LAT ? dt / loop / 2 * 1e6
-			  : (t == T_BIBW ? 2.0 : 1.0) * (double)size * WINDOW * loop / dt / 1e6;
+	g_times[loop - 1] = now_s() - tl;
+	double dt = per_iter(loop, t0);
+	*out = t == T_LAT ? dt / 2 * 1e6 : (t == T_BIBW ? 2.0 : 1.0) * (double)size * WINDOW / dt / 1e6;
 	return 0;
 }
 
@@ -406,14 +429,19 @@ static int t_move(int fd, unsigned char *sbuf, size_t slen, int nsend, unsigned 
 static int t_run(struct rank *r, int fd, enum test t, size_t size, double *out)
 {
 	int loop = loop_of(t, size), skip = skip_of(t, size), me = r->id;
-	double t0 = 0;
+	double t0 = 0, tl = 0;
 	unsigned char ack[4];
 	stamp(ack, sizeof(ack), 0);
 	for (int i = 0; i < loop + skip; i++) {
 		uint32_t seq = (uint32_t)i;
 		int e;
 		if (i == skip)
-			t0 = now_s();
+			t0 = tl = now_s();
+		if (i > skip) {
+			double now = now_s();
+			g_times[i - skip - 1] = now - tl;
+			tl = now;
+		}
 		stamp(r->sbuf, size, seq);
 		switch (t) {
 		case T_LAT:
@@ -435,9 +463,9 @@ static int t_run(struct rank *r, int fd, enum test t, size_t size, double *out)
 		if (e)
 			return fail(r, "tcp transfer failed, timed out or data damaged");
 	}
-	double dt = now_s() - t0;
-	*out = t == T_LAT ? dt / loop / 2 * 1e6
-			  : (t == T_BIBW ? 2.0 : 1.0) * (double)size * WINDOW * loop / dt / 1e6;
+	g_times[loop - 1] = now_s() - tl;
+	double dt = per_iter(loop, t0);
+	*out = t == T_LAT ? dt / 2 * 1e6 : (t == T_BIBW ? 2.0 : 1.0) * (double)size * WINDOW / dt / 1e6;
 	return 0;
 }
 
@@ -576,7 +604,7 @@ static int parse_tests(const char *arg)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sctpt_bench [--tests lat,bw,bibw] [--only sctp|tcp] [--sizes LIST]\n"
-		   "                   [--iters-scale F] [--quick] [--wait] [--shm] [--dat]\n"
+		   "                   [--iters-scale F] [--quick] [--wait] [--median] [--shm] [--dat]\n"
 		   "  --tests LIST      which tests (default all three)\n"
 		   "  --only SIDE       run the core (sctp) or TCP sockets (tcp) only\n"
 		   "  --sizes LIST      comma-separated message sizes, K/M suffixes allowed\n"
@@ -586,6 +614,8 @@ static void usage(FILE *f)
 		   "  --wait            both sides sleep until data arrives (sctpt_wait, poll)\n"
 		   "                    instead of busy-polling (sctpt_progress, non-blocking\n"
 		   "                    sockets retried)\n"
+		   "  --median          the median iteration (round trip, window) instead of OSU's\n"
+		   "                    average: iterations that lost the CPU do not count\n"
 		   "  --shm             let the core use its shared memory between the two ranks\n"
 		   "                    (default: SCTP over loopback, as between hosts)\n"
 		   "  --dat             print \"# <side> <test> <unit>\" and \"<size> <value>\" lines\n"
@@ -683,6 +713,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "sctpt_bench: bad --iters-scale '%s'\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--median")) {
+			g_median = 1;
 		} else if (!strcmp(argv[i], "--shm")) {
 			g_shm = 1;
 		} else if (!strcmp(argv[i], "--wait")) {
@@ -703,6 +735,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < g_nsizes; i++)
 		if (g_sizes[i] > maxsize)
 			maxsize = g_sizes[i];
+	g_times = malloc(sizeof(double) * (size_t)scaled(10000));
+	if (!g_times) {
+		perror("sctpt_bench: malloc");
+		return 1;
+	}
 	g_sh = mmap(NULL, sizeof(*g_sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g_sh == MAP_FAILED) {
 		perror("sctpt_bench: mmap");
@@ -717,6 +754,8 @@ int main(int argc, char **argv)
 		       "pattern (iterations x%g); both %s\n", g_shm ? ": its shared memory" : "", g_scale,
 		       g_block ? "sleep until data arrives (sctpt_wait / poll)"
 			       : "busy-poll (sctpt_progress / non-blocking recv and send)");
+		if (g_median)
+			printf("values from the median iteration (round trip, window), not the average\n");
 		printf("lat: one-way us (lower is better); bw, bibw: MB/s (higher is better)\n");
 		fflush(NULL);
 	}
