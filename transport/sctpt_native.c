@@ -4,6 +4,19 @@
  * it (sent on, from SCTP port 5000 to the peer's receive port) and the peer's to us (received
  * on, port 5001), and a rail's pair each for striped peers, as the usrsctp engine does; the
  * physical path under each stays the core's (sctpt_sel).
+ *
+ * Selected by cfg.backend = "native" (or SCTPT_BACKEND=native for every endpoint of a
+ * process). I-DATA (RFC 8260) is offered and used when the peer lists it too (usrsctp as the
+ * core configures it does not: DATA then); SCTPT_NATIVE_IDATA=0 stops offering it. Unlike
+ * usrsctp, crc32c, cmt and streams may differ between endpoints of one process. Diagnostics:
+ * SCTPE_STATS=1 prints the engine's counters (hostile input included) when an endpoint
+ * closes, SCTPE_DEBUG=1 says why associations end and when T3-rtx fires.
+ *
+ * The engine's files: sctpe_proto.h (wire format), sctpe_packet.[ch] (parser, builder),
+ * sctpe_crc32c.[ch], sctpe_ep.c (endpoint, demultiplexing, events), sctpe_assoc.c (state
+ * machine, handshake, cookie, heartbeats, shutdown), sctpe_stream.c (what arrives), sctpe_out.c
+ * (what leaves, SACKs, retransmission), sctpe_tsn.[ch], sctpe_cc.[ch], sctpe_timer.[ch],
+ * sctpe_sha256.[ch]; sctpe_int.h ties them together.
  */
 #include "sctpe_int.h"
 
