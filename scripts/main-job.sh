@@ -6,7 +6,8 @@
 # 2. Open MPI over btl sctp against the core alone and btl tcp (benchmarks/btl/compare.sh):
 #    tables with ratios, a summary of the goals and btl_compare.png;
 # 3. MPI one-sided, osc rdma over btl sctp against osc pt2pt over btl sctp and btl tcp
-#    (benchmarks/btl/osc_compare.sh): tables with ratios and osc_compare.png.
+#    (benchmarks/btl/osc_compare.sh): tables with ratios and osc_compare.png;
+# 4. MPICH over ch3:sctp against ch3:sock and Debian's MPICH (benchmarks/ch3/compare.sh).
 # Iterations: OSU's own counts x Q (default 0.3 here: 3000 round trips per small size, 300 per
 # large one, to keep the job near a quarter of an hour on 2 cores; Q=1 is OSU exactly, QUICK=1
 # is 0.1); REPS (default 3) runs per stack and test, medians of each run's median iteration
@@ -30,5 +31,10 @@ if [ -f "$build/ompi-btl/.libs/mca_btl_sctp.so" ]; then
 	echo
 	echo "== MPI one-sided: osc rdma over btl sctp vs osc pt2pt"
 	bash "$top/benchmarks/btl/osc_compare.sh" "$build" || status=1
+fi
+if [ -f "$top/benchmarks/ch3/compare.sh" ]; then
+	echo
+	echo "== MPICH: ch3:sctp vs ch3:sock (same tree, same build) vs Debian's MPICH"
+	bash "$top/benchmarks/ch3/compare.sh" "$build/benchmarks/ch3/results" || status=1
 fi
 exit $status

@@ -5,6 +5,7 @@
  * Every received byte is checked; rank 0 prints "CHECK <section> <sum>" lines that must be the
  * same whichever BTL carried the data.
  */
+#include <stddef.h>
 #include "btl_test.h"
 
 static int rank, size;
