@@ -19,7 +19,7 @@ struct sctpe_cc {
 	int rtt_measured;
 	uint32_t srtt_us, rttvar_us;
 	uint32_t rto_ms, rto_min_ms, rto_max_ms;
-	uint32_t l;            /* slow start: at most l * MTU per SACK (7.2.1's L) */
+	uint32_t l;            /* slow start: at most l * MTU per SACK (7.2.1's L; see init) */
 };
 
 /* Initial values (7.2.1): cwnd = min(4 * MTU, max(2 * MTU, 4380)), ssthresh = the peer's

@@ -86,7 +86,10 @@ TEST(cc_slow_start_then_avoidance_then_recovery)
 	sctpe_cc_acked(&c, 1452, 0);
 	CHECK_EQ(c.cwnd, w, "no growth while cwnd is not used up");
 	sctpe_cc_acked(&c, 10 * 1452, 1);
-	CHECK_EQ(c.cwnd, w + 2 * 1452, "slow start: at most L MTUs per SACK");
+	CHECK_EQ(c.cwnd, w + 10 * 1452, "slow start: what a SACK acknowledged");
+	w = c.cwnd;
+	sctpe_cc_acked(&c, 100 * 1452, 1);
+	CHECK_EQ(c.cwnd, w + c.l * 1452, "... at most L MTUs per SACK");
 	while (c.cwnd <= c.ssthresh)
 		sctpe_cc_acked(&c, 1452, 1);
 	w = c.cwnd;
