@@ -125,18 +125,26 @@ int sctpe_inject(struct sctpt_ep *ep, sctpt_peer_t id, int path, const uint8_t *
 static void flush_all(struct sctpe_ep *e)
 {
 	struct sctpe_assoc *a;
-	struct sctpe_assocq keep = TAILQ_HEAD_INITIALIZER(keep);
+	struct sctpe_assocq keep = TAILQ_HEAD_INITIALIZER(keep), last = TAILQ_HEAD_INITIALIZER(last);
 	while ((a = TAILQ_FIRST(&e->flush))) {
 		TAILQ_REMOVE(&e->flush, a, flink);
-		a->on_flush = 0;
-		if (a->sack_fresh && a->sack_due && !TAILQ_FIRST(&a->active) && !a->rtx_chunks &&
-		    e->defer_sacks) {
+		int sack_only = !TAILQ_FIRST(&a->active) && !a->rtx_chunks;
+		if (a->sack_fresh && a->sack_due && sack_only && e->defer_sacks) {
 			a->sack_fresh = 0;
-			a->on_flush = 1;
 			TAILQ_INSERT_TAIL(&keep, a, flink);
 			continue;
 		}
 		a->sack_fresh = 0;
+		if (sack_only) { /* after the data: the batch sends its slots in order */
+			TAILQ_INSERT_TAIL(&last, a, flink);
+			continue;
+		}
+		a->on_flush = 0;
+		sctpe_out_flush(a);
+	}
+	while ((a = TAILQ_FIRST(&last))) {
+		TAILQ_REMOVE(&last, a, flink);
+		a->on_flush = 0;
 		sctpe_out_flush(a);
 	}
 	TAILQ_CONCAT(&e->flush, &keep, flink);
