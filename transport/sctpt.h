@@ -165,7 +165,7 @@ struct sctpt_config {
 				  * fragment across the live rails in proportion to their rates
 				  * (16 KiB) */
 	const char *backend;     /* the SCTP engine: "usrsctp" or "native" (our own, RFC 9260;
-				  * sctpt_native.c); NULL: SCTPT_BACKEND if set, else usrsctp */
+				  * sctpt_native.c); NULL: SCTPT_BACKEND if set, else native */
 	/* Same-host peers (another process whose card names this host) through shared memory:
 	 * a ring per ordered pair in the receiver's memory, large messages read straight from
 	 * the sender's buffer, tripwires to sleep on. Semantics and completions are the SCTP

@@ -69,8 +69,9 @@ uint64_t sctpt_now_ms(void)
 /* ---- backends ---- */
 
 static pthread_mutex_t g_be_lock = PTHREAD_MUTEX_INITIALIZER;
-static const struct sctpt_backend *g_backends[8] = {&sctpt_backend_usrsctp,
-							&sctpt_backend_native};
+/* The first is the default: our own engine; usrsctp stays selectable ("usrsctp"). */
+static const struct sctpt_backend *g_backends[8] = {&sctpt_backend_native,
+							&sctpt_backend_usrsctp};
 
 int sctpt_backend_register(const struct sctpt_backend *be)
 {
