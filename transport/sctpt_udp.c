@@ -205,6 +205,42 @@ void sctpt_udp_tx_end(void)
 		sctpt_udp_tx_flush();
 }
 
+/* The slot batching sel's packets on path i, or NULL; *empty gets the first free slot. */
+static struct txslot *slot_find(struct txbatch *b, struct sctpt_sel *sel, int i,
+				struct txslot **empty)
+{
+	for (int k = 0; k < TX_SLOTS; k++) {
+		struct txslot *t = &b->slot[k];
+		if (t->sel == sel && t->path == i)
+			return t;
+		if (empty && !t->sel && !*empty)
+			*empty = t;
+	}
+	return NULL;
+}
+
+/* The slot a packet of up to len bytes joins: sel's own on path i if the packet can be
+ * appended to it (every segment so far full-sized, this one no larger, room left), else that
+ * one flushed, a free one, or the next victim flushed; seg is a new slot's segment size. */
+static struct txslot *slot_take(struct txbatch *b, struct sctpt_sel *sel, int i, size_t len,
+				size_t seg)
+{
+	struct txslot *empty = NULL, *s = slot_find(b, sel, i, &empty);
+	if (s && !(s->len == s->seg * (size_t)s->nseg && len <= s->seg &&
+		   s->len + len <= TX_BYTES && s->nseg < SCTPT_TX_SEGS))
+		slot_flush(s);
+	if (!s && !(s = empty)) {
+		s = &b->slot[b->victim++ % TX_SLOTS];
+		slot_flush(s);
+	}
+	if (!s->sel) {
+		s->sel = sel;
+		s->path = i;
+		s->seg = seg;
+	}
+	return s;
+}
+
 /* Queues a packet of sel on path i behind those already batched for them, or with alone,
  * sends it by itself after them: packets too big to batch with another (loopback's 64000
  * bytes: no copy), and packets larger than the NIC's datagram (usrsctp sends a few of 1476
@@ -214,31 +250,14 @@ void sctpt_udp_tx_end(void)
 static void tx_add(struct txbatch *b, struct sctpt_sel *sel, int i, const void *buf, size_t len,
 		   int alone)
 {
-	struct txslot *s = NULL, *empty = NULL;
-	for (int k = 0; k < TX_SLOTS && !s; k++) {
-		struct txslot *t = &b->slot[k];
-		if (t->sel == sel && t->path == i)
-			s = t;
-		else if (!t->sel && !empty)
-			empty = t;
-	}
-	/* appendable: every segment so far full-sized, this one no larger, room left */
-	if (s && (alone || !(s->len == s->seg * (size_t)s->nseg && len <= s->seg &&
-			     s->len + len <= TX_BYTES && s->nseg < SCTPT_TX_SEGS)))
-		slot_flush(s);
 	if (alone) {
+		struct txslot *s = slot_find(b, sel, i, NULL);
+		if (s)
+			slot_flush(s);
 		sel_send(sel, i, buf, len, len, 1);
 		return;
 	}
-	if (!s && !(s = empty)) {
-		s = &b->slot[b->victim++ % TX_SLOTS];
-		slot_flush(s);
-	}
-	if (!s->sel) {
-		s->sel = sel;
-		s->path = i;
-		s->seg = len;
-	}
+	struct txslot *s = slot_take(b, sel, i, len, len);
 	memcpy(s->buf + s->len, buf, len);
 	s->len += len;
 	s->nseg++;
@@ -422,26 +441,7 @@ void *sctpt_udp_reserve(struct sctpt_sel *sel, size_t max)
 	int i = out_path(sel);
 	if (max + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu)
 		return NULL;
-	struct txslot *s = NULL, *empty = NULL;
-	for (int k = 0; k < TX_SLOTS && !s; k++) {
-		struct txslot *t = &b->slot[k];
-		if (t->sel == sel && t->path == i)
-			s = t;
-		else if (!t->sel && !empty)
-			empty = t;
-	}
-	if (s && !(s->len == s->seg * (size_t)s->nseg && max <= s->seg &&
-		   s->len + max <= TX_BYTES && s->nseg < SCTPT_TX_SEGS))
-		slot_flush(s);
-	if (!s && !(s = empty)) {
-		s = &b->slot[b->victim++ % TX_SLOTS];
-		slot_flush(s);
-	}
-	if (!s->sel) {
-		s->sel = sel;
-		s->path = i;
-		s->seg = 0;
-	}
+	struct txslot *s = slot_take(b, sel, i, max, 0);
 	t_res = s;
 	return s->buf + s->len;
 }
