@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 volatile unsigned int MPIDI_CH3I_progress_completion_count = 0;
 
@@ -170,7 +171,16 @@ static int peer_lost(MPIDI_VC_t * vc, const struct sctpt_event *ev)
 	}
 	snprintf(msg, sizeof(msg), "ch3:sctp: rank %d lost the connection to %s: %s", sctpc.rank,
 		 name, ev->what ? ev->what : strerror(-ev->error));
-	MPID_Abort(NULL, MPI_SUCCESS, 1, msg);	/* prints msg, ends the job through PMI */
+	/*
+	 * Hydra's server exits on PMI abort without draining what the proxies still hold of
+	 * our stderr: MPID_Abort's own print (right before its PMI_Abort) is often lost. Print,
+	 * give the forwarding a moment, then abort through PMI.
+	 */
+	fprintf(stderr, "%s\n", msg);
+	fflush(stderr);
+	usleep(200 * 1000);
+	MPIR_pmi_abort(1, msg);
+	MPL_exit(1);
 	return MPI_SUCCESS;
 }
 

@@ -42,7 +42,7 @@ static double now_s(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Shuts our association to the peer down: 0, or -1 if it is not there. */
+/* Shuts our association to the peer down: 0, -EAGAIN to try again, or < 0 if it cannot. */
 static int shut_down(struct pair_ctx *pc)
 {
 	struct sctpt_ep *ep = pc->ep;
@@ -60,8 +60,8 @@ static int shut_down(struct pair_ctx *pc)
 					  .snd_assoc_id = (sctp_assoc_t)p->assoc_out};
 		static char none; /* usrsctp wants a buffer even for no data */
 		rc = usrsctp_sendv(ep->s_send, &none, 0, NULL, 0, &si, sizeof(si),
-				   SCTP_SENDV_SNDINFO, 0) < 0 ? -1 : 0;
-		if (rc)
+				   SCTP_SENDV_SNDINFO, 0) < 0 ? -errno : 0;
+		if (rc && rc != -EAGAIN)
 			fprintf(stderr, "usrsctp SCTP_EOF on association %u: %s\n", p->assoc_out,
 				strerror(errno));
 	}
@@ -109,8 +109,12 @@ static int body(struct pair_ctx *pc)
 	}
 	while (sctpt_pending(pc->ep, pc->peer) && now_s() < deadline)
 		sctpt_wait(pc->ep, 10);
-	/* the shutdown itself waits for what is unacknowledged */
-	CHECK(shut_down(pc) == 0, "rank 0 (%s): no association to shut down", pc->engine);
+	/* the shutdown itself waits for what is unacknowledged; usrsctp refuses SCTP_EOF with
+	 * EAGAIN while its send buffer is full */
+	int shut;
+	while ((shut = shut_down(pc)) == -EAGAIN && now_s() < deadline)
+		sctpt_wait(pc->ep, 10);
+	CHECK(shut == 0, "rank 0 (%s): no association to shut down", pc->engine);
 	if (pc->ep->engine) {
 		int gone = 0, ok = 1;
 		while (!gone && now_s() < deadline) {
