@@ -78,6 +78,7 @@ struct mca_btl_sctp_component_t {
 	int free_list_num, free_list_max, free_list_inc;
 	bool rdma;               /* put/get/atomics over the iWARP layer (for osc rdma) */
 	bool shm;                /* the core's shared memory to same-host peers */
+	bool shm_get;            /* ob1's RGET to same-host peers (sctpt_peer_read) */
 
 	/* state */
 	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */
@@ -94,6 +95,9 @@ struct mca_btl_sctp_component_t {
 	struct iw_pd *pd;
 	struct iw_cq *cq;
 	uint32_t local_stag;            /* local-only STag over the address space */
+	volatile int32_t rdma_ops;      /* our RDMA operations posted and not completed */
+	unsigned rdma_idle;             /* progress calls since the RNIC was last looked at */
+	volatile int64_t process_copies; /* gets and puts done on same-host peers' memory */
 };
 typedef struct mca_btl_sctp_component_t mca_btl_sctp_component_t;
 
@@ -141,6 +145,9 @@ void mca_btl_sctp_rdma_close(void);
 int mca_btl_sctp_rdma_progress(void);
 int mca_btl_sctp_rdma_endpoint_init(struct mca_btl_base_endpoint_t *endpoint);
 size_t mca_btl_sctp_rdma_handle_size(void);
+/* The module offers btl_get (same-host peers' memory, whether or not iWARP RDMA is on), with
+ * the defaults of its limits (before the BTL base registers them as parameters). */
+void mca_btl_sctp_flags_get(mca_btl_base_module_t *m);
 mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_base_module_t *btl,
 							       struct mca_btl_base_endpoint_t *endpoint,
 							       void *base, size_t size, uint32_t flags);

@@ -195,6 +195,14 @@ static int sctp_component_register(void)
 		 "test SCTP on one host). With btl vader, same-host traffic does not reach this BTL "
 		 "anyway.", 0 != def.shm, OPAL_INFO_LVL_4, &c->shm);
 
+	reg_bool("shm_get",
+		 "Messages above the eager limit to processes on the same host by ob1's RDMA get "
+		 "protocol (RGET): the receiver copies the data straight from the sender's buffer "
+		 "into its own (sctpt_peer_read, process_vm_readv: one copy). Off: through the "
+		 "core's messages as to other hosts. Needs btl_sctp_shm; where the kernel does not "
+		 "let processes read each other's memory ob1 keeps its send protocol.",
+		 true, OPAL_INFO_LVL_4, &c->shm_get);
+
 	/* The BTL's generic parameters: btl_sctp_eager_limit, _max_send_size, _exclusivity,
 	 * _latency, _bandwidth, _flags, ... registered by the BTL base with these defaults. */
 	m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100;
@@ -223,6 +231,8 @@ static int sctp_component_register(void)
 		/* no RDMA pipeline for ob1's point-to-point (see btl_sctp_rdma.c) */
 		m->btl_min_rdma_pipeline_size = SIZE_MAX;
 	}
+	if (c->shm && c->shm_get)
+		mca_btl_sctp_flags_get(m);
 	m->btl_latency = 100;
 	m->btl_bandwidth = 1000;
 	/* latency and bandwidth are registered by the BTL base (we have btl_put) */
@@ -236,6 +246,9 @@ static int sctp_component_open(void)
 	c->ep = NULL;
 	c->card[0] = '\0';
 	c->closing = false;
+	c->rdma_ops = 0;
+	c->rdma_idle = 0;
+	c->process_copies = 0;
 	c->ob1_headers = false;
 	mca_btl_sctp_module.ob1_checked = false;
 	OBJ_CONSTRUCT(&c->frag_eager, opal_free_list_t);
@@ -747,9 +760,19 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 		return NULL;
 	if (OPAL_SUCCESS != sctp_open_endpoint())
 		return NULL;
-	if ((m->btl_flags & MCA_BTL_FLAGS_RDMA) && OPAL_SUCCESS != mca_btl_sctp_rdma_open())
+	if (c->rdma && (m->btl_flags & MCA_BTL_FLAGS_RDMA) &&
+	    OPAL_SUCCESS != mca_btl_sctp_rdma_open())
 		m->btl_flags &= ~(uint32_t)(MCA_BTL_FLAGS_RDMA | MCA_BTL_FLAGS_ATOMIC_FOPS |
 					    MCA_BTL_FLAGS_ATOMIC_OPS);
+	/* gets from same-host peers need the core's shared memory (it may be off, or refused) */
+	if (c->shm_get && NULL != strstr(c->card, " shm=")) {
+		m->btl_flags |= MCA_BTL_FLAGS_GET; /* its limits were registered with it */
+		m->btl_registration_handle_size = mca_btl_sctp_rdma_handle_size();
+	} else {
+		c->shm_get = false;
+		if (NULL == c->rnic)
+			m->btl_flags &= ~(uint32_t)MCA_BTL_FLAGS_GET;
+	}
 	rc = mca_btl_sctp_proc_publish();
 	if (OPAL_SUCCESS != rc) {
 		opal_output(0, "btl sctp: cannot publish the business card through the modex (%d)",

@@ -40,11 +40,18 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
-/* What travels to peers inside osc rdma's window descriptions. */
+/* What travels to peers inside osc rdma's window descriptions and ob1's RGET headers. */
 struct mca_btl_base_registration_handle_t {
 	uint32_t stag;
-	uint32_t reserved;
+	uint32_t flags;
 };
+/* No STag: the memory of the process that handed it out, which its same-host peers read and
+ * write with sctpt_peer_read/write (one copy, process_vm_readv/writev). */
+#define SCTP_HANDLE_PROCESS 1u
+
+/* What register_mem hands out for memory a same-host peer reaches by itself; ob1 registers
+ * its buffers per endpoint, osc rdma its windows for any endpoint (those get an STag). */
+static mca_btl_base_registration_handle_t sctp_process_handle = {0, SCTP_HANDLE_PROCESS};
 
 /* A registration as Open MPI's registration cache (rcache grdma) keeps it: the cache
  * reuses a registration for buffers it covers and drops it when the memory is freed. */
@@ -68,6 +75,17 @@ struct sctp_rdma_op {
 size_t mca_btl_sctp_rdma_handle_size(void)
 {
 	return sizeof(struct mca_btl_base_registration_handle_t);
+}
+
+void mca_btl_sctp_flags_get(mca_btl_base_module_t *m)
+{
+	m->btl_flags |= MCA_BTL_FLAGS_GET;
+	m->btl_registration_handle_size = mca_btl_sctp_rdma_handle_size();
+	m->btl_get_limit = 1u << 30; /* iWARP SGE lengths are 32-bit */
+	m->btl_get_alignment = 0;
+	m->btl_get_local_registration_threshold = SIZE_MAX;
+	/* no RDMA pipeline for ob1 (its puts would need the receiver's registration) */
+	m->btl_min_rdma_pipeline_size = SIZE_MAX;
 }
 
 static unsigned reg_access(uint32_t flags)
@@ -97,7 +115,7 @@ static int sctp_rcache_register(void *reg_data, void *base, size_t size,
 				    iw_last_error());
 		return OPAL_ERR_OUT_OF_RESOURCE;
 	}
-	r->handle.reserved = 0;
+	r->handle.flags = 0;
 	return OPAL_SUCCESS;
 }
 
@@ -202,10 +220,19 @@ mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_bas
 	mca_rcache_base_registration_t *reg;
 
 	(void)btl;
-	(void)endpoint;
-	if (NULL == c->rcache || NULL == base || 0 == size)
+	if (NULL == base || 0 == size)
 		return NULL;
-	/* ob1's RDMA rendezvous registers with REMOTE_READ alone: keep p2p on the streams */
+	/* ob1's RGET to a same-host peer: it reads our buffer (sender), or we read its (receiver) */
+	if (NULL != endpoint && MCA_BTL_ENDPOINT_ANY != endpoint && c->shm_get) {
+		int mem = sctpt_peer_mem(c->ep, endpoint->peer);
+		if ((flags & MCA_BTL_REG_FLAG_REMOTE_READ) ? (mem & SCTPT_MEM_PEER_READS)
+							   : (mem & SCTPT_MEM_READ))
+			return &sctp_process_handle;
+	}
+	if (NULL == c->rcache)
+		return NULL;
+	/* ob1's RDMA rendezvous to other hosts registers with REMOTE_READ alone: keep p2p on the
+	 * streams there */
 	if ((flags & remote) == MCA_BTL_REG_FLAG_REMOTE_READ)
 		return NULL;
 	/* MCA_BTL_REG_FLAG_* are the rcache's access flags */
@@ -223,7 +250,7 @@ int mca_btl_sctp_deregister_mem(struct mca_btl_base_module_t *btl,
 	struct sctp_reg *r = (struct sctp_reg *)((char *)handle - offsetof(struct sctp_reg, handle));
 
 	(void)btl;
-	if (NULL != c->rcache)
+	if (&sctp_process_handle != handle && NULL != c->rcache)
 		c->rcache->rcache_deregister(c->rcache, &r->base);
 	return OPAL_SUCCESS;
 }
@@ -271,10 +298,12 @@ static int post(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op, stru
 	}
 	/* counted before posting: another thread's progress may complete it at once */
 	OPAL_THREAD_ADD_FETCH32(&endpoint->rdma_ops, 1);
+	OPAL_THREAD_ADD_FETCH32(&mca_btl_sctp_component.rdma_ops, 1);
 	wr->wr_id = (uint64_t)(uintptr_t)op;
 	rc = iw_post_send(endpoint->qp, wr);
 	if (0 != rc) { /* the caller retries the operation */
 		OPAL_THREAD_ADD_FETCH32(&endpoint->rdma_ops, -1);
+		OPAL_THREAD_ADD_FETCH32(&mca_btl_sctp_component.rdma_ops, -1);
 		free(op);
 		return post_status(rc);
 	}
@@ -297,6 +326,39 @@ static int post_one(mca_btl_sctp_endpoint_t *endpoint, struct sctp_rdma_op *op,
 	return post(endpoint, op, &wr);
 }
 
+/*
+ * A get or put on a same-host peer's memory (a handle it gave out for itself): one copy by
+ * the kernel, done when this returns, so the callback runs before we do (as vader's single-copy
+ * path does). A copy the kernel refuses completes with an error, upon which ob1 falls back to
+ * its send protocol for that message.
+ */
+static int process_copy(struct mca_btl_base_module_t *btl, mca_btl_sctp_endpoint_t *endpoint,
+			int write, void *local_address, uint64_t remote_address,
+			mca_btl_base_registration_handle_t *local_handle, size_t size,
+			mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	int rc = 0;
+
+	if (size > 0)
+		rc = write ? sctpt_peer_write(c->ep, endpoint->peer, local_address, remote_address,
+					      size)
+			   : sctpt_peer_read(c->ep, endpoint->peer, local_address, remote_address,
+					     size);
+	if (0 == rc) {
+		OPAL_THREAD_ADD_FETCH64(&c->process_copies, 1);
+	} else {
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: %s %zu bytes of %s's memory failed: %s",
+				    write ? "writing" : "reading", size, endpoint->proc->name,
+				    sctpt_last_error());
+	}
+	if (NULL != cbfunc)
+		cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata,
+		       0 == rc ? OPAL_SUCCESS : OPAL_ERROR);
+	return OPAL_SUCCESS;
+}
+
 int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
 		     void *local_address, uint64_t remote_address,
 		     struct mca_btl_base_registration_handle_t *local_handle,
@@ -311,6 +373,11 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	(void)order;
 	if (OPAL_UNLIKELY(size > btl->btl_put_limit || NULL == remote_handle))
 		return OPAL_ERR_BAD_PARAM;
+	if (remote_handle->flags & SCTP_HANDLE_PROCESS)
+		return process_copy(btl, endpoint, 1, local_address, remote_address, local_handle,
+				    size, cbfunc, cbcontext, cbdata);
+	if (NULL == mca_btl_sctp_component.rnic)
+		return OPAL_ERR_NOT_AVAILABLE;
 	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
@@ -402,6 +469,11 @@ int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	(void)order;
 	if (OPAL_UNLIKELY(size > btl->btl_get_limit || NULL == remote_handle))
 		return OPAL_ERR_BAD_PARAM;
+	if (remote_handle->flags & SCTP_HANDLE_PROCESS)
+		return process_copy(btl, endpoint, 0, local_address, remote_address, local_handle,
+				    size, cbfunc, cbcontext, cbdata);
+	if (NULL == mca_btl_sctp_component.rnic)
+		return OPAL_ERR_NOT_AVAILABLE;
 	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
@@ -472,14 +544,23 @@ int mca_btl_sctp_atomic_cswap(struct mca_btl_base_module_t *btl,
 			IW_WR_COMP_SWAP, compare, value, flags, cbfunc, cbcontext, cbdata);
 }
 
-/* Reaps completions and calls the operations' callbacks; returns how many finished. */
+/*
+ * Reaps completions and calls the operations' callbacks; returns how many finished. The RNIC
+ * moves by itself when segments or send completions arrive and when work is posted (the
+ * core's completions and iw_post_send run its engine), and only our own operations complete
+ * into our CQ: with none outstanding it is looked at every RDMA_IDLE_EVERY calls only (a
+ * Terminate nobody asked for, an engine that found no free slot), which keeps its locks off
+ * the path of every same-host message.
+ */
+#define RDMA_IDLE_EVERY 64
+
 int mca_btl_sctp_rdma_progress(void)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	struct iw_wc wc[16];
 	int n, count = 0;
 
-	if (NULL == c->rnic)
+	if (NULL == c->rnic || (0 == c->rdma_ops && ++c->rdma_idle % RDMA_IDLE_EVERY))
 		return 0;
 	iw_progress(c->rnic);
 	while ((n = iw_poll_cq(c->cq, 16, wc)) > 0) {
@@ -507,6 +588,7 @@ int mca_btl_sctp_rdma_progress(void)
 					   op->local_handle, op->cbcontext, op->cbdata, op->status);
 			/* after the callback: a flush waiting on it sees it done */
 			OPAL_THREAD_ADD_FETCH32(&op->endpoint->rdma_ops, -1);
+			OPAL_THREAD_ADD_FETCH32(&c->rdma_ops, -1);
 			free(op);
 			count++;
 		}

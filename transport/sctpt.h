@@ -291,6 +291,12 @@ int sctpt_peer_read(struct sctpt_ep *ep, sctpt_peer_t peer, void *local, uint64_
 		    size_t len);
 int sctpt_peer_write(struct sctpt_ep *ep, sctpt_peer_t peer, const void *local, uint64_t remote,
 		     size_t len);
+/* What sctpt_peer_read/write can do with peer now: SCTPT_MEM_READ (we may read and write its
+ * memory), SCTPT_MEM_PEER_READS (it may read and write ours: worth handing it an address), or
+ * 0 (an SCTP peer, the kernel forbids it, or no message has travelled that way yet: each end
+ * learns when the other's first message sets the path up). */
+enum { SCTPT_MEM_READ = 1, SCTPT_MEM_PEER_READS = 2 };
+int sctpt_peer_mem(struct sctpt_ep *ep, sctpt_peer_t peer);
 
 /* Claims contexts h->lo..h->hi for a layer: returns the handler's id (> 0), -EEXIST if the
  * range overlaps another handler's, -EINVAL if it is empty. */

@@ -1592,6 +1592,24 @@ int sctpt_peer_write(struct sctpt_ep *ep, sctpt_peer_t peer, const void *local, 
 	return peer_rw(ep, peer, 1, (void *)local, remote, len);
 }
 
+int sctpt_peer_mem(struct sctpt_ep *ep, sctpt_peer_t id)
+{
+	int m = 0;
+	LOCK(ep);
+	struct sctpt_peer *p = sctpt_peer_get(ep, id);
+	struct sctpt_shm_peer *sp = p ? p->shm : NULL;
+	if (sp && ep->shm && ep->cfg.shm_pull_min && p->state != SCTPT_PEER_FAILED &&
+	    p->state != SCTPT_PEER_CLOSED) {
+		/* each end tried reading the other's memory when it accepted its ring */
+		if (sp->in.hdr && sp->in.hdr->pull)
+			m |= SCTPT_MEM_READ;
+		if (sp->out_state == OUT_UP && sp->pull)
+			m |= SCTPT_MEM_PEER_READS;
+	}
+	UNLOCK(ep);
+	return m;
+}
+
 /* ---- fuzzing the receiving side ---- */
 
 int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *data, size_t len,

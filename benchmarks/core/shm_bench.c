@@ -326,8 +326,8 @@ static int rank_main(int rank, int reps, int tests)
 	pthread_barrier_wait(&g->bar);
 	for (int s = 0; s < 2; s++) {
 		struct sctpt_peer_stats st;
-		if (rank == 0 && sctpt_peer_stats(cores[s].ep, cores[s].peer, &st) == 0 &&
-		    !(st.shm & 1)) {
+		if (rank == 0 && (stacks & (1 << s)) &&
+		    sctpt_peer_stats(cores[s].ep, cores[s].peer, &st) == 0 && !(st.shm & 1)) {
 			fprintf(stderr, "shm_bench: %s did not go through shared memory\n",
 				stack_name[s]);
 			return 1;
@@ -426,9 +426,9 @@ int main(int argc, char **argv)
 			double m[NSTACKS];
 			for (int s = 0; s < NSTACKS; s++)
 				m[s] = median(t, k, s, reps);
-			/* ratios say how many times better the core is */
-			double r0 = t == 0 ? m[2] / m[0] : m[0] / m[2];
-			double r1 = t == 0 ? m[2] / m[1] : m[1] / m[2];
+			/* ratios say how many times better the core is (0: a stack not run) */
+			double r0 = !m[0] || !m[2] ? 0 : t == 0 ? m[2] / m[0] : m[0] / m[2];
+			double r1 = !m[1] || !m[2] ? 0 : t == 0 ? m[2] / m[1] : m[1] / m[2];
 			printf("%-8zu %10.2f %10.2f %10.2f %12.2f %12.2f\n", sizes[k], m[0], m[1], m[2],
 			       r0, r1);
 		}

@@ -5,7 +5,8 @@
  * many senders to one receiver with more ranks than cores, and sleeping on the tripwire.
  * Nothing here depends on how fast the machine is: where a ring must fill, its receiver does
  * not read until told.
- * Also one-sided reads and writes of a peer's memory (sctpt_peer_read/write).
+ * Also one-sided reads and writes of a peer's memory (sctpt_peer_read/write), and what
+ * sctpt_peer_mem says of them.
  * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep|token|rw|
  *                       rw_nopull]...
  */
@@ -360,10 +361,15 @@ static int body_rw(struct sh_rank *r)
 		sh_wait_flag(r, 0, 1, 1);
 		if (rw_allowed)
 			CHECK(check_pattern(theirs, RW_LEN, 12) == 0, "what rank 0 wrote");
+		/* our message set up our ring to rank 0, which tried reading us; it sent nothing */
+		int mem = sctpt_peer_mem(r->ep, r->peer[0]);
+		CHECK(mem == (rw_allowed ? SCTPT_MEM_PEER_READS : 0), "peer_mem of rank 0: %d", mem);
 		sh_barrier(r);
 		return 0;
 	}
 	sh_drain(r, 1);
+	int mem = sctpt_peer_mem(r->ep, r->peer[1]);
+	CHECK(mem == (rw_allowed ? SCTPT_MEM_READ : 0), "peer_mem of rank 1: %d", mem);
 	int rc = sctpt_peer_read(r->ep, r->peer[1], theirs, sh->addr[0], RW_LEN);
 	if (!rw_allowed) {
 		CHECK(rc == -ENOTSUP, "read with pulls off: %d", rc);
