@@ -41,8 +41,10 @@ static struct sctpe_tchunk *ring_at(struct sctpe_assoc *a, uint32_t tsn)
 
 static void omsg_unref(struct sctpe_ep *e, struct sctpe_omsg *m)
 {
-	if (--m->refs == 0)
-		sctpe_buf_put(e->opool, m, m->cls);
+	if (--m->refs)
+		return;
+	sctpt_udp_tx_unref(); /* a batch may still point into it */
+	sctpe_buf_put(e->opool, m, m->cls);
 }
 
 int sctpe_out_init(struct sctpe_assoc *a)
@@ -280,8 +282,8 @@ static int ring_grow(struct sctpe_assoc *a)
 
 #define GATHER_MIN 2048 /* payloads from this size on leave from their message, uncopied */
 
-/* A packet that goes by itself (not into a batch) may end with a payload left where it is:
- * the datagram is gathered from the headers, the payload and the padding. */
+/* A packet may end with a payload left where it is (in its message, until acknowledged): the
+ * datagram is gathered from the headers, the payload and the padding, in a batch or alone. */
 struct gather {
 	int on;
 	const uint8_t *payload; /* the last chunk's payload, once there is one */
@@ -400,7 +402,8 @@ static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, i
 	return n;
 }
 
-static void send_gathered(struct sctpe_assoc *a, struct sctpe_pb *b, const struct gather *g)
+static void send_gathered(struct sctpe_assoc *a, struct sctpe_pb *b, const struct gather *g,
+			  int inplace)
 {
 	static const uint8_t zero[4];
 	size_t end = g->hdr_end + g->plen;
@@ -412,7 +415,10 @@ static void send_gathered(struct sctpe_assoc *a, struct sctpe_pb *b, const struc
 	else
 		sm_put_le32(b->buf + SCTPE_OFF_CSUM, 0);
 	a->e->st.pkts_out++;
-	sctpt_udp_outputv(a->sel, iov, n);
+	if (inplace)
+		sctpt_udp_commitv(a->sel, g->hdr_end, g->payload, g->plen, b->len - end);
+	else
+		sctpt_udp_outputv(a->sel, iov, n);
 }
 
 static int can_send_data(const struct sctpe_assoc *a)
@@ -444,7 +450,7 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 		if (a->sack_due)
 			sctpe_in_sack(a, &b);
 		int n = 0, more = 0;
-		struct gather g = {.on = !inplace && !e->tap};
+		struct gather g = {.on = !e->tap};
 		if (data) {
 			if (a->rtx_chunks)
 				n += put_rtx(a, &b, fast && pkts == 0, now_us, &g);
@@ -457,7 +463,7 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 			break;
 		}
 		if (g.payload) {
-			send_gathered(a, &b, &g);
+			send_gathered(a, &b, &g, inplace);
 			more = 1;
 		} else {
 			size_t len = sctpe_pb_finish(&b, e->crc);

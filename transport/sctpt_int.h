@@ -399,6 +399,12 @@ void sctpt_udp_output(struct sctpt_sel *sel, const void *buf, size_t len);
  * thread. NULL: no batch, or a packet this large goes by itself: sctpt_udp_output it. */
 void *sctpt_udp_reserve(struct sctpt_sel *sel, size_t max);
 void sctpt_udp_commit(struct sctpt_sel *sel, size_t len);
+/* Commits a packet of head bytes built where sctpt_udp_reserve said, then plen bytes at
+ * payload, left where they are until the batch goes (no copy), then zeros zero bytes. */
+void sctpt_udp_commitv(struct sctpt_sel *sel, size_t head, const void *payload, size_t plen,
+		       size_t zeros);
+/* Sends now the batches that point at payloads outside them: before their memory is reused. */
+void sctpt_udp_tx_unref(void);
 /* A packet gathered from pieces (a large payload left where it is), sent by itself after
  * what is batched for its path. */
 void sctpt_udp_outputv(struct sctpt_sel *sel, const struct iovec *iov, int n);

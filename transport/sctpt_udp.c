@@ -18,31 +18,58 @@
 
 #define RX_BATCH 8
 #define RX_DGRAM 65536
+#define TX_IOV (3 * SCTPT_TX_SEGS) /* a batched packet: headers, a payload, its padding */
 
+
+/* Cuts nseg datagrams of seg bytes (the last may be shorter) out of iov[0..niov) for
+ * sendmmsg: out needs room for niov + nseg pieces. */
+static void slice(const struct iovec *iov, size_t len, size_t seg, int nseg, struct iovec *out,
+		  struct mmsghdr *mm, const struct sockaddr_in *to)
+{
+	int k = 0, o = 0;
+	size_t off = 0;
+	for (int d = 0; d < nseg; d++) {
+		size_t want = len - (size_t)d * seg < seg ? len - (size_t)d * seg : seg;
+		int first = o;
+		while (want) {
+			size_t c = iov[k].iov_len - off < want ? iov[k].iov_len - off : want;
+			out[o++] = (struct iovec){(uint8_t *)iov[k].iov_base + off, c};
+			off += c;
+			want -= c;
+			if (off == iov[k].iov_len) {
+				k++;
+				off = 0;
+			}
+		}
+		mm[d].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof(*to),
+						.msg_iov = &out[first], .msg_iovlen = (size_t)(o - first)};
+	}
+}
 
 /*
- * Sends len bytes at buf to path as datagrams of seg bytes each (the last may be shorter):
- * one sendmsg with UDP GSO (UDP_SEGMENT), so the stack is walked once per batch while the
- * wire still carries datagrams of the path MTU; sendmmsg where the kernel refuses GSO (no
- * checksum offload on the device, an old kernel). 0 or -errno of the send.
+ * Sends the len bytes gathered from iov[0..niov) to path as datagrams of seg bytes each (the
+ * last may be shorter): one sendmsg with UDP GSO (UDP_SEGMENT), so the stack is walked once
+ * per batch while the wire still carries datagrams of the path MTU; sendmmsg where the kernel
+ * refuses GSO (no checksum offload on the device, an old kernel). 0 or -errno of the send.
  */
-static int path_send(struct sctpt_path *path, const uint8_t *buf, size_t len, size_t seg, int nseg)
+static int path_send(struct sctpt_path *path, const struct iovec *iov, int niov, size_t len,
+		     size_t seg, int nseg)
 {
 	struct sctpt_udp *u = &path->peer->ep->udp[path->local];
 	const struct sockaddr *to = (const struct sockaddr *)&path->remote;
 	ssize_t n = -1;
 	int sent = nseg;
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr mh = {.msg_name = (void *)to, .msg_namelen = sizeof(path->remote),
+			    .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)niov};
 	if (nseg == 1) {
-		n = sendto(u->fd, buf, len, MSG_DONTWAIT, to, sizeof(path->remote));
+		n = sendmsg(u->fd, &mh, MSG_DONTWAIT);
 	} else if (atomic_load_explicit(&u->gso, memory_order_relaxed)) {
-		union {
-			char buf[CMSG_SPACE(sizeof(uint16_t))];
-			struct cmsghdr align;
-		} ctl;
-		struct iovec iov = {(void *)buf, len};
-		struct msghdr mh = {.msg_name = (void *)to, .msg_namelen = sizeof(path->remote),
-				    .msg_iov = &iov, .msg_iovlen = 1,
-				    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 		uint16_t gso = (uint16_t)seg;
 		cm->cmsg_level = SOL_UDP;
@@ -55,14 +82,10 @@ static int path_send(struct sctpt_path *path, const uint8_t *buf, size_t len, si
 	}
 	if (nseg > 1 && !atomic_load_explicit(&u->gso, memory_order_relaxed)) {
 		struct mmsghdr mm[SCTPT_TX_SEGS];
-		struct iovec iov[SCTPT_TX_SEGS];
-		for (int i = 0; i < nseg; i++) {
-			size_t off = (size_t)i * seg;
-			iov[i] = (struct iovec){(void *)(buf + off), len - off < seg ? len - off : seg};
-			mm[i].msg_hdr = (struct msghdr){.msg_name = (void *)to,
-							.msg_namelen = sizeof(path->remote),
-							.msg_iov = &iov[i], .msg_iovlen = 1};
-		}
+		struct iovec pieces[TX_IOV + SCTPT_TX_SEGS];
+		if (niov > TX_IOV)
+			return -EINVAL;
+		slice(iov, len, seg, nseg, pieces, mm, &path->remote);
 		int k = sendmmsg(u->fd, mm, (unsigned)nseg, MSG_DONTWAIT);
 		n = k;
 		sent = k > 0 ? k : 0;
@@ -89,48 +112,15 @@ int sctpt_path_next(struct sctpt_peer *p, int from)
 
 /* Packets of selector sel on its path i. A rail keeps to its own path (SCTP retransmits what
  * is lost); other selectors move to the next path when a NIC cannot send there. */
-static void sel_send(struct sctpt_sel *sel, int i, const uint8_t *buf, size_t len, size_t seg,
-		     int nseg)
-{
-	struct sctpt_peer *p = sel->peer;
-	if (sel->rail >= 0) {
-		path_send(p->paths[i], buf, len, seg, nseg);
-		return;
-	}
-	for (int k = 0; k < p->npaths; k++) {
-		int rc = path_send(p->paths[i], buf, len, seg, nseg);
-		if (rc == 0 || rc == -EAGAIN || rc == -ENOBUFS)
-			return; /* a dropped datagram is SCTP's to retransmit */
-		atomic_store(&p->paths[i]->up, 0); /* this NIC cannot send there: fail over */
-		i = sctpt_path_next(p, i);
-		atomic_store(&sel->cur, i);
-	}
-}
-
-/* One datagram gathered from iov[0..n), on path i of sel, failing over as sel_send does. */
-static int path_sendv(struct sctpt_path *path, const struct iovec *iov, int n)
-{
-	struct sctpt_udp *u = &path->peer->ep->udp[path->local];
-	struct msghdr mh = {.msg_name = &path->remote, .msg_namelen = sizeof(path->remote),
-			    .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
-	ssize_t len = sendmsg(u->fd, &mh, MSG_DONTWAIT);
-	if (len < 0) {
-		atomic_store(&path->send_errno, errno);
-		return -errno;
-	}
-	atomic_fetch_add_explicit(&path->pkts_out, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&path->bytes_out, (uint64_t)len, memory_order_relaxed);
-	return 0;
-}
-
-static void sel_sendv(struct sctpt_sel *sel, int i, const struct iovec *iov, int n)
+static void sel_send(struct sctpt_sel *sel, int i, const struct iovec *iov, int niov, size_t len,
+		     size_t seg, int nseg)
 {
 	struct sctpt_peer *p = sel->peer;
 	for (int k = 0; k < (sel->rail >= 0 ? 1 : p->npaths); k++) {
-		int rc = path_sendv(p->paths[i], iov, n);
+		int rc = path_send(p->paths[i], iov, niov, len, seg, nseg);
 		if (rc == 0 || rc == -EAGAIN || rc == -ENOBUFS || sel->rail >= 0)
-			return;
-		atomic_store(&p->paths[i]->up, 0);
+			return; /* a dropped datagram is SCTP's to retransmit */
+		atomic_store(&p->paths[i]->up, 0); /* this NIC cannot send there: fail over */
 		i = sctpt_path_next(p, i);
 		atomic_store(&sel->cur, i);
 	}
@@ -149,16 +139,21 @@ static void sel_sendv(struct sctpt_sel *sel, int i, const struct iovec *iov, int
 #define TX_BYTES 65000 /* UDP payload of one GSO send (the IPv4 length field's limit) */
 #define TX_SLOTS 8     /* data and SACKs on four rails or to four peers at a time */
 
+/* A batch's datagrams are the bytes of iov[] in order: pieces of buf (packets built or copied
+ * there) and payloads the engine left where they are (sctpt_udp_commitv). */
 struct txslot {
 	struct sctpt_sel *sel; /* NULL: empty */
-	int path, nseg;
-	size_t seg, len;
+	int path, nseg, niov;
+	int ext;               /* iov[] points outside buf */
+	size_t seg, len, blen; /* segment size, bytes batched, of them in buf */
+	struct iovec iov[TX_IOV];
 	uint8_t buf[TX_BYTES];
 };
 
 struct txbatch {
 	int depth;
 	unsigned victim; /* the slot to flush when all are taken */
+	int ext;         /* slots with iov[] outside their buf */
 	struct txslot slot[TX_SLOTS];
 };
 
@@ -171,14 +166,36 @@ static void tx_key_make(void)
 	pthread_key_create(&g_tx_key, free);
 }
 
-static void slot_flush(struct txslot *s)
+static void slot_flush(struct txbatch *b, struct txslot *s)
 {
 	if (!s->sel)
 		return;
-	sel_send(s->sel, s->path, s->buf, s->len, s->seg, s->nseg);
+	sel_send(s->sel, s->path, s->iov, s->niov, s->len, s->seg, s->nseg);
 	s->sel = NULL;
-	s->len = 0;
-	s->nseg = 0;
+	s->len = s->blen = 0;
+	s->nseg = s->niov = 0;
+	b->ext -= s->ext;
+	s->ext = 0;
+}
+
+/* Appends n bytes at p to the datagrams of s. */
+static void slot_put(struct txslot *s, const void *p, size_t n)
+{
+	struct iovec *last = s->niov ? &s->iov[s->niov - 1] : NULL;
+	if (!n)
+		return;
+	if (last && (const uint8_t *)last->iov_base + last->iov_len == (const uint8_t *)p)
+		last->iov_len += n;
+	else
+		s->iov[s->niov++] = (struct iovec){(void *)p, n};
+	s->len += n;
+}
+
+/* Appends n bytes of s's buf from blen on (written there already) to its datagrams. */
+static void slot_put_buf(struct txslot *s, size_t n)
+{
+	slot_put(s, s->buf + s->blen, n);
+	s->blen += n;
 }
 
 void sctpt_udp_tx_begin(void)
@@ -196,13 +213,20 @@ void sctpt_udp_tx_begin(void)
 void sctpt_udp_tx_flush(void)
 {
 	for (int k = 0; t_tx && k < TX_SLOTS; k++)
-		slot_flush(&t_tx->slot[k]);
+		slot_flush(t_tx, &t_tx->slot[k]);
 }
 
 void sctpt_udp_tx_end(void)
 {
 	if (t_tx && --t_tx->depth == 0)
 		sctpt_udp_tx_flush();
+}
+
+void sctpt_udp_tx_unref(void)
+{
+	for (int k = 0; t_tx && t_tx->ext && k < TX_SLOTS; k++)
+		if (t_tx->slot[k].ext)
+			slot_flush(t_tx, &t_tx->slot[k]);
 }
 
 /* The slot batching sel's packets on path i, or NULL; *empty gets the first free slot. */
@@ -228,10 +252,10 @@ static struct txslot *slot_take(struct txbatch *b, struct sctpt_sel *sel, int i,
 	struct txslot *empty = NULL, *s = slot_find(b, sel, i, &empty);
 	if (s && !(s->len == s->seg * (size_t)s->nseg && len <= s->seg &&
 		   s->len + len <= TX_BYTES && s->nseg < SCTPT_TX_SEGS))
-		slot_flush(s);
+		slot_flush(b, s);
 	if (!s && !(s = empty)) {
 		s = &b->slot[b->victim++ % TX_SLOTS];
-		slot_flush(s);
+		slot_flush(b, s);
 	}
 	if (!s->sel) {
 		s->sel = sel;
@@ -253,16 +277,16 @@ static void tx_add(struct txbatch *b, struct sctpt_sel *sel, int i, const void *
 	if (alone) {
 		struct txslot *s = slot_find(b, sel, i, NULL);
 		if (s)
-			slot_flush(s);
-		sel_send(sel, i, buf, len, len, 1);
+			slot_flush(b, s);
+		struct iovec iov = {(void *)buf, len};
+		sel_send(sel, i, &iov, 1, len, len, 1);
 		return;
 	}
 	struct txslot *s = slot_take(b, sel, i, len, len);
-	memcpy(s->buf + s->len, buf, len);
-	s->len += len;
+	memcpy(s->buf + s->blen, buf, len);
+	slot_put_buf(s, len);
 	s->nseg++;
 }
-
 
 static int udp_bind_all(struct sctpt_ep *ep, uint16_t port)
 {
@@ -422,11 +446,12 @@ void sctpt_udp_output(struct sctpt_sel *sel, const void *buf, size_t len)
 	if (n == 0)
 		return;
 	int i = out_path(sel); /* on its path, or sprayed over the live ones */
+	struct iovec iov = {(void *)buf, len};
 	if (t_tx && t_tx->depth > 0)
 		tx_add(t_tx, sel, i, buf, len,
 		       2 * len > TX_BYTES || len + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu);
 	else
-		sel_send(sel, i, buf, len, len, 1);
+		sel_send(sel, i, &iov, 1, len, len, 1);
 }
 
 /* Building a packet in place in the batch: where sctpt_udp_reserve put it. */
@@ -443,19 +468,32 @@ void *sctpt_udp_reserve(struct sctpt_sel *sel, size_t max)
 		return NULL;
 	struct txslot *s = slot_take(b, sel, i, max, 0);
 	t_res = s;
-	return s->buf + s->len;
+	return s->buf + s->blen;
 }
 
 void sctpt_udp_commit(struct sctpt_sel *sel, size_t len)
 {
+	sctpt_udp_commitv(sel, len, NULL, 0, 0);
+}
+
+void sctpt_udp_commitv(struct sctpt_sel *sel, size_t head, const void *payload, size_t plen,
+		       size_t zeros)
+{
 	struct txslot *s = t_res;
 	(void)sel;
 	t_res = NULL;
-	if (!s || !len)
+	if (!s || !head)
 		return;
 	if (s->nseg == 0)
-		s->seg = len; /* the first packet sets the batch's segment size */
-	s->len += len;
+		s->seg = head + plen + zeros; /* the first packet sets the batch's segment size */
+	slot_put_buf(s, head);
+	if (plen) {
+		slot_put(s, payload, plen);
+		t_tx->ext += !s->ext;
+		s->ext = 1;
+	}
+	memset(s->buf + s->blen, 0, zeros);
+	slot_put_buf(s, zeros);
 	s->nseg++;
 }
 
@@ -465,10 +503,13 @@ void sctpt_udp_outputv(struct sctpt_sel *sel, const struct iovec *iov, int n)
 	if (p->npaths == 0)
 		return;
 	int i = out_path(sel);
+	size_t len = 0;
 	for (int k = 0; t_tx && t_tx->depth > 0 && k < TX_SLOTS; k++)
 		if (t_tx->slot[k].sel == sel && t_tx->slot[k].path == i)
-			slot_flush(&t_tx->slot[k]); /* what was batched before it goes first */
-	sel_sendv(sel, i, iov, n);
+			slot_flush(t_tx, &t_tx->slot[k]); /* what was batched before it goes first */
+	for (int k = 0; k < n; k++)
+		len += iov[k].iov_len;
+	sel_send(sel, i, iov, n, len, len, 1);
 }
 
 void sctpt_udp_close(struct sctpt_ep *ep)
