@@ -1315,6 +1315,10 @@ static int in_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, int budget)
 		const uint8_t *body = (const uint8_t *)rec + SCTPT_SHM_REC_LEN;
 		sp->rpos += need;
 		count++;
+		/* where the next record starts: the sender zeroed it (or wrote there) before this
+		 * one became valid, so the line is on its way while this one is delivered rather
+		 * than after it */
+		__builtin_prefetch(r->data + (sp->rpos & (r->size - 1)));
 		if (h.kind == SCTPT_SHM_DATA)
 			data_record(ep, sp, &h, body);
 		else if (pull_start(ep, sp, &h, body) < 0)
