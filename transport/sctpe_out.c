@@ -280,12 +280,15 @@ static int ring_grow(struct sctpe_assoc *a)
 	return 0;
 }
 
-#define GATHER_MIN 2048 /* payloads from this size on leave from their message, uncopied */
+/* Payloads from this size on leave from their message uncopied: in a batch, where a piece
+ * costs an iovec; alone, where it costs a gathered sendmsg. */
+#define GATHER_MIN_BATCH 256
+#define GATHER_MIN_ALONE 2048
 
 /* A packet may end with a payload left where it is (in its message, until acknowledged): the
  * datagram is gathered from the headers, the payload and the padding, in a batch or alone. */
 struct gather {
-	int on;
+	uint32_t min;           /* gather payloads of this size on; 0: never */
 	const uint8_t *payload; /* the last chunk's payload, once there is one */
 	size_t plen, hdr_end;   /* its length; where the headers before it end */
 };
@@ -299,7 +302,7 @@ static int put_chunk(struct sctpe_assoc *a, struct sctpe_pb *b, uint32_t tsn,
 	uint8_t *p = sctpe_pb_data(b, &d, t->len);
 	if (!p)
 		return -ENOSPC;
-	if (g->on && t->len >= GATHER_MIN) {
+	if (g->min && t->len >= g->min) {
 		g->payload = t->m->data + t->off;
 		g->plen = t->len;
 		g->hdr_end = (size_t)(p - b->buf);
@@ -450,7 +453,7 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 		if (a->sack_due)
 			sctpe_in_sack(a, &b);
 		int n = 0, more = 0;
-		struct gather g = {.on = !e->tap};
+		struct gather g = {.min = e->tap ? 0 : inplace ? GATHER_MIN_BATCH : GATHER_MIN_ALONE};
 		if (data) {
 			if (a->rtx_chunks)
 				n += put_rtx(a, &b, fast && pkts == 0, now_us, &g);
