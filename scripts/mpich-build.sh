@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds and installs MPICH with a CH3 channel, cached outside the clone.
 #
-#   scripts/mpich-build.sh [--device ch3:sctp|ch3:sock] [--src MPICH_SOURCE_TREE] [--jobs N]
+#   scripts/mpich-build.sh [--device ch3:sctp|ch3:hybrid|ch3:sock] [--src MPICH_SOURCE_TREE]
+#                          [--jobs N]
 #                          [--prefix-only] [--quiet]
 #
 # Default source: `apt-get source mpich` (Debian 12: MPICH 4.0.2) fetched into
 # $SCTPMPI_CACHE/src. The default device is our ch3:sctp channel (ch3-sctp/ in this
-# repository), linked with the project's SCTP core (built here as a PIC archive); ch3:sock
-# is MPICH's own TCP channel, built the same way as the baseline.
+# repository), linked with the project's SCTP core (built here as a PIC archive); ch3:hybrid
+# (ch3-hybrid/) is ch3:sctp's code plus one-sided communication over the core's iWARP layer
+# (transport/iw, added to the archive); ch3:sock is MPICH's own TCP channel, built the same
+# way as the baseline.
 #
 # Cache ($SCTPMPI_CACHE, default ~/.cache/sctp-mpi): one directory per MPICH version, device
 # and hash of whatever needs autogen/configure (the channel's build files and errnames.txt,
@@ -42,9 +45,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $device in
-ch3:sctp|ch3:sock) ;;
-*) echo "mpich-build.sh: device $device: expected ch3:sctp or ch3:sock" >&2; exit 1 ;;
+ch3:sctp|ch3:hybrid|ch3:sock) ;;
+*) echo "mpich-build.sh: device $device: expected ch3:sctp, ch3:hybrid or ch3:sock" >&2; exit 1 ;;
 esac
+# our channels (built with the core) as opposed to MPICH's own
+ours=$([ "$device" = ch3:sock ] && echo no || echo yes)
 
 cache=${SCTPMPI_CACHE:-$HOME/.cache/sctp-mpi}
 mkdir -p "$cache/src"
@@ -82,6 +87,13 @@ configure_opts=(--with-device="$device" --disable-fortran --disable-cxx --disabl
 core_libs=("transport libsctpt_la_SOURCES" "common libsmcommon_la_SOURCES"
 	"routing/fnn libfnn_la_SOURCES")
 core_headers=(transport/sctpt.h routing/fnn/fnn.h)
+# ch3:hybrid: its own files in ch3-hybrid/, ch3:sctp's copied beside them (include/sctp/,
+# src/sctp/: its wrappers include them), and the iWARP layer in the core archive
+hyb_dir=$here/ch3-hybrid
+if [ "$device" = ch3:hybrid ]; then
+	core_libs+=("transport/iw libiw_la_SOURCES")
+	core_headers+=(transport/iw/iw_verbs.h transport/iw/iw_proto.h)
+fi
 
 sources_of() { # DIR VAR: the .c/.h files of VAR in DIR/Makefile.am
 	awk -v var="$2" '
@@ -96,15 +108,20 @@ hash_files() { # paths relative to $here, hashed with their names
 
 dev_tag=${device/:/-}
 cfg_inputs="mpich $version $device ${configure_opts[*]} rev 1"
-if [ "$device" = ch3:sctp ]; then
-	cfg_hash=$( (echo "$cfg_inputs"; cd "$chan_dir" && cat "${chan_cfg_files[@]}") | sha256sum | cut -c1-12)
+if [ "$ours" = yes ]; then
+	cfg_dir=$chan_dir
+	[ "$device" != ch3:hybrid ] || cfg_dir=$hyb_dir
+	cfg_hash=$( (echo "$cfg_inputs"; cd "$cfg_dir" && cat "${chan_cfg_files[@]}") | sha256sum | cut -c1-12)
 	core_files=()
 	for lib in "${core_libs[@]}"; do
 		set -- $lib
 		while read -r f; do core_files+=("$f"); done < <(sources_of "$1" "$2")
 	done
 	core_files+=("${core_headers[@]}")
-	chan_files=$(cd "$here" && find ch3-sctp -type f \( -name '*.[ch]' -o -name '*.m4' -o -name '*.mk' -o -name errnames.txt \) | sort)
+	chan_dirs=ch3-sctp
+	[ "$device" != ch3:hybrid ] || chan_dirs="ch3-sctp ch3-hybrid"
+	# shellcheck disable=SC2086
+	chan_files=$(cd "$here" && find $chan_dirs -type f \( -name '*.[ch]' -o -name '*.m4' -o -name '*.mk' -o -name errnames.txt \) | sort)
 	core_hash=$(hash_files "${core_files[@]}")
 	# shellcheck disable=SC2086
 	full_hash=$(echo "$cfg_hash $core_hash $(hash_files $chan_files)" | sha256sum | cut -c1-16)
@@ -149,7 +166,7 @@ run_logged() { # NAME CMD...: runs CMD with output in $logs/NAME.log
 	say "$name done in $((SECONDS - t0)) s"
 }
 
-# ---- the core as a PIC archive (ch3:sctp only)
+# ---- the core as a PIC archive (our channels only)
 build_core() {
 	local out=$dir/sctpt obj
 	if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$core_hash" ]; then
@@ -194,8 +211,50 @@ sync_channel() {
 			>>"$tree/src/mpid/ch3/channels/Makefile.mk"
 }
 
+# the error keys of a channel as MPICH sees them (ch3:hybrid: ch3:sctp's and its own)
+chan_errnames() {
+	cat "$chan_dir/src/errnames.txt"
+	[ "$device" != ch3:hybrid ] || cat "$hyb_dir/src/errnames.txt"
+}
+
+# copy_if_changed SRC DST
+copy_if_changed() { cmp -s "$1" "$2" || { mkdir -p "$(dirname "$2")" && cp "$1" "$2"; }; }
+
+# ch3:hybrid in src/mpid/ch3/channels/hybrid: its files, ch3:sctp's sources and headers in
+# sctp/ subdirectories (only those hybrid's Makefile.mk names are compiled), one errnames.txt
+sync_hybrid() {
+	local dst=$tree/src/mpid/ch3/channels/hybrid f g rel
+	mkdir -p "$dst/include/sctp" "$dst/src/sctp"
+	for f in subconfigure.m4 Makefile.mk include/*.h src/*.c src/*.h src/Makefile.mk; do
+		for g in "$hyb_dir"/$f; do
+			[ -f "$g" ] && copy_if_changed "$g" "$dst/${g#"$hyb_dir"/}"
+		done
+	done
+	for g in "$chan_dir"/include/*.h; do copy_if_changed "$g" "$dst/include/sctp/${g##*/}"; done
+	for g in "$chan_dir"/src/*.c "$chan_dir"/src/*.h; do copy_if_changed "$g" "$dst/src/sctp/${g##*/}"; done
+	chan_errnames >"$dst/src/errnames.txt.new"
+	copy_if_changed "$dst/src/errnames.txt.new" "$dst/src/errnames.txt"
+	rm -f "$dst/src/errnames.txt.new"
+	for g in "$dst"/src/*.c "$dst"/src/*.h "$dst"/include/*.h; do
+		[ -f "$g" ] || continue
+		rel=${g#"$dst"/}
+		[ -f "$hyb_dir/$rel" ] || rm -f "$g"
+	done
+	for g in "$dst"/src/sctp/* "$dst"/include/sctp/*; do
+		[ -f "$g" ] || continue
+		rel=${g#"$dst"/}
+		rel=${rel/sctp\//}
+		[ -f "$chan_dir/$rel" ] || rm -f "$g"
+	done
+	grep -q 'channels/hybrid/Makefile.mk' "$tree/src/mpid/ch3/channels/Makefile.mk" ||
+		echo 'include $(top_srcdir)/src/mpid/ch3/channels/hybrid/Makefile.mk' \
+			>>"$tree/src/mpid/ch3/channels/Makefile.mk"
+}
+
+sync_ours() { if [ "$device" = ch3:hybrid ]; then sync_hybrid; else sync_channel; fi; }
+
 extra_opts=()
-if [ "$device" = ch3:sctp ]; then
+if [ "$ours" = yes ]; then
 	say "core archive for $device"
 	set +e
 	build_core >"$logs/core.log" 2>&1
@@ -210,15 +269,15 @@ if [ ! -f "$dir/stamp-configured" ]; then
 	say "new tree for MPICH $version $device in $dir (autogen + configure + build: 15-30 min)"
 	rm -rf "$tree" "$prefix"
 	cp -a "$src" "$tree"
-	[ "$device" != ch3:sctp ] || sync_channel
+	[ "$ours" = no ] || sync_ours
 	# -quick: the bundled modules (yaksa, libfabric, ucx, romio) keep their released configure
 	run_logged autogen bash -c "cd '$tree' && ./autogen.sh -quick"
 	run_logged configure bash -c "cd '$tree' && ./configure --prefix='$prefix' ${configure_opts[*]} ${extra_opts[*]:-}"
 	touch "$dir/stamp-configured"
-	[ "$device" != ch3:sctp ] || cp "$chan_dir/src/errnames.txt" "$dir/errnames.extracted"
-elif [ "$device" = ch3:sctp ]; then
-	sync_channel
-	if ! cmp -s "$chan_dir/src/errnames.txt" "$dir/errnames.extracted"; then
+	[ "$ours" = no ] || chan_errnames >"$dir/errnames.extracted"
+elif [ "$ours" = yes ]; then
+	sync_ours
+	if ! chan_errnames | cmp -s - "$dir/errnames.extracted"; then
 		# what autogen's geterrmsgs step does, alone
 		run_logged errmsgs bash -c "cd '$tree' && maint/extracterrmsgs -careful=unusederr.txt \
 			-skip=src/util/multichannel/mpi.c \$(cat maint/errmsgdirs) >.tmp 2>.err;
@@ -233,7 +292,7 @@ run_logged make bash -c "cd '$tree' && make -j'$jobs'"
 run_logged install bash -c "cd '$tree' && make install"
 "$prefix/bin/mpichversion" | grep -q "Device:.*${device}" ||
 	die "$prefix/bin/mpichversion does not report device $device"
-[ "$device" != ch3:sctp ] || cp "$chan_dir/src/errnames.txt" "$dir/errnames.extracted"
+[ "$ours" = no ] || chan_errnames >"$dir/errnames.extracted"
 echo "$full_hash" >"$dir/stamp-built"
 say "built: MPICH $version $device in $prefix"
 echo "$prefix"

@@ -1,0 +1,11 @@
+/*
+ * ch3:hybrid -- the progress engine: ch3:sctp's, compiled here with its poll of the core
+ * (sctpt_progress) also reading the iWARP layer's completions, and its closing of the endpoint
+ * closing the iWARP layer first (sctph_progress, sctph_close in ch3_hybrid_rnic.c). The core
+ * hands the iWARP layer its segments in the same sctpt_progress / sctpt_wait calls.
+ */
+#include "ch3_hybrid.h"
+
+#define sctpt_progress sctph_progress
+#define sctpt_close sctph_close
+#include "sctp/ch3_sctp_progress.c"

@@ -1,0 +1,449 @@
+/*
+ * ch3:hybrid -- one-sided packets taken over as RDMA. ch3:sctp's send path gives every packet
+ * to sctph_send (see ch3_hybrid.h). RMA packets of CH3's own format carry what RDMA needs: a
+ * PUT the target's absolute address, datatype and count, and the origin's window handle (the
+ * window's STags, exchanged at its creation, say where the target's memory is registered);
+ * a GET, FOP or CAS the handle of the request CH3 waits on, which holds the origin buffer and
+ * window. The data moves as work requests; what the packet's flags ask of the target (count
+ * the operation for a fence or PSCW epoch, acknowledge a flush or unlock) goes after it as a
+ * PUT_IMMED packet without data, which CH3's target side handles as any put.
+ */
+#include "ch3_hybrid.h"
+
+#include <string.h>
+
+/* Largest piece one work request carries (its length is 32-bit). */
+#define PIECE_MAX (1u << 30)
+
+#define LOCK_FLAGS (MPIDI_CH3_PKT_FLAG_RMA_LOCK_SHARED | MPIDI_CH3_PKT_FLAG_RMA_LOCK_EXCLUSIVE)
+
+/* An operation's target, found through the origin's window. */
+struct target {
+	MPIDI_VC_t *vc;
+	MPIR_Win *win;
+	struct sctph_win *sw;
+	int rank;		/* in the window's communicator */
+	uint32_t stag;
+};
+
+static int find_target(int peer, MPI_Win handle, struct target *t)
+{
+	MPIR_Win *w = NULL;
+	t->vc = sctpc.peer_vc[peer];
+	if (!t->vc || handle == MPI_WIN_NULL || HANDLE_GET_MPI_KIND(handle) != MPIR_WIN)
+		return -1;
+	MPIR_Win_get_ptr(handle, w);
+	if (!w || !w->sctph)
+		return -1;
+	t->win = w;
+	t->sw = w->sctph;
+	t->rank = t->sw->rank_of[t->vc->pg_rank];
+	if (t->rank < 0)
+		return -1;
+	t->stag = t->sw->stags[t->rank];
+	return t->stag ? 0 : -1;
+}
+
+static MPIR_Request *request_of(MPI_Request h)
+{
+	MPIR_Request *r = NULL;
+	if (h == MPI_REQUEST_NULL || HANDLE_GET_MPI_KIND(h) != MPIR_REQUEST)
+		return NULL;
+	MPIR_Request_get_ptr(h, r);
+	return r;
+}
+
+/*
+ * The contiguous pieces of count x type at buf (an address of this process or, for the
+ * target side, of the peer: only arithmetic is done with it). *iov is one, or allocated;
+ * -1 when there are more than max.
+ */
+static int layout(const void *buf, MPI_Aint count, MPI_Datatype type, int max,
+		  struct iovec *one, struct iovec **iov, int *n)
+{
+	MPI_Aint len, size, lb, got, bytes;
+	int contig;
+
+	*iov = one;
+	*n = 1;
+	MPIR_Datatype_get_size_macro(type, size);
+	if (MPIR_DATATYPE_IS_PREDEFINED(type)) {
+		one->iov_base = (void *) buf;
+		one->iov_len = (size_t) (size * count);
+		return 0;
+	}
+	MPIR_Datatype_is_contig(type, &contig);
+	if (contig) {
+		MPIR_Datatype_get_true_lb(type, &lb);
+		one->iov_base = (char *) buf + lb;
+		one->iov_len = (size_t) (size * count);
+		return 0;
+	}
+	if (MPIR_Typerep_iov_len(count, type, MPIR_AINT_MAX, &len) != MPI_SUCCESS || len > max ||
+	    len < 1)
+		return -1;
+	*iov = MPL_malloc((size_t) len * sizeof(**iov), MPL_MEM_RMA);
+	if (!*iov)
+		return -1;
+	if (MPIR_Typerep_to_iov(buf, count, type, 0, *iov, len, MPIR_AINT_MAX, &got, &bytes) !=
+	    MPI_SUCCESS || got != len || bytes != size * count) {
+		MPL_free(*iov);
+		*iov = one;
+		return -1;
+	}
+	*n = (int) len;
+	return 0;
+}
+
+static void layout_free(struct iovec *iov, struct iovec *one)
+{
+	if (iov != one)
+		MPL_free(iov);
+}
+
+/* Pairs local and remote pieces (same total): the number of work requests, or -1 when the
+ * totals differ; fills pc when given. */
+static int pair(const struct iovec *l, int nl, const struct iovec *r, int nr,
+		struct sctph_piece *pc)
+{
+	int i = 0, j = 0, n = 0;
+	size_t lo = 0, ro = 0;
+	while (i < nl && j < nr) {
+		size_t ll = l[i].iov_len - lo, rl = r[j].iov_len - ro;
+		size_t len = ll < rl ? ll : rl;
+		if (len > PIECE_MAX)
+			len = PIECE_MAX;
+		if (len) {
+			if (pc) {
+				pc[n].local = (char *) l[i].iov_base + lo;
+				pc[n].remote = (uint64_t) (uintptr_t) r[j].iov_base + ro;
+				pc[n].len = (uint32_t) len;
+			}
+			n++;
+		}
+		lo += len;
+		ro += len;
+		if (lo == l[i].iov_len)
+			i++, lo = 0;
+		if (ro == r[j].iov_len)
+			j++, ro = 0;
+	}
+	for (; i < nl; i++)
+		if (l[i].iov_len > lo)
+			return -1;
+	for (; j < nr; j++)
+		if (r[j].iov_len > ro)
+			return -1;
+	return n;
+}
+
+/* Builds and issues an operation from local and remote layouts; NULL if it has too many
+ * pieces (the packet goes as it is). */
+static struct sctph_op *issue(int peer, enum sctph_kind kind, enum iw_wr_opcode opcode,
+			      const struct target *t, const struct iovec *l, int nl,
+			      const struct iovec *r, int nr)
+{
+	struct sctph_op *op;
+	int n = pair(l, nl, r, nr, NULL);
+	if (n < 1 || n > sctph.env.max_wrs)
+		return NULL;
+	op = sctph_op_new(kind, peer, n);
+	op->opcode = opcode;
+	op->stag = t->stag;
+	pair(l, nl, r, nr, op->pc);
+	for (int i = 0; i < n; i++)
+		op->bytes += op->pc[i].len;
+	return op;
+}
+
+/*
+ * What the target must still do for an operation whose data went as RDMA: count it for its
+ * epoch, acknowledge a flush, release a lock. A PUT_IMMED without data does exactly that at
+ * the target (finish_op_on_target); it goes through the send path, so it is held until the
+ * RDMA before it is done.
+ */
+static void follow_up(MPIDI_VC_t * vc, MPI_Win target_win, MPI_Win source_win, void *addr,
+		      int flags)
+{
+	MPIDI_CH3_Pkt_t f;
+	MPIR_Request *req = NULL;
+
+	if (!flags)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.put.type = MPIDI_CH3_PKT_PUT_IMMED;
+	f.put.pkt_flags = flags;
+	f.put.addr = addr;
+	f.put.count = 0;
+	f.put.datatype = MPI_BYTE;
+	f.put.target_win_handle = target_win;
+	f.put.source_win_handle = source_win;
+	if (MPIDI_CH3_iStartMsg(vc, &f, sizeof(f.put), &req) != MPI_SUCCESS)
+		sctph_fatal("the packet completing an RDMA operation for rank %d could not be sent",
+			    vc->pg_rank);
+	if (req)
+		MPIR_Request_free(req);
+}
+
+/* A PUT: Writes from the packet's data (already gathered whole by the send path). */
+static int put(int peer, const MPIDI_CH3_Pkt_put_t * pk, const struct iovec *iov, int iovcnt,
+	       void *cookie)
+{
+	struct target t;
+	struct iovec one, *r, *l;
+	struct sctph_op *op = NULL;
+	size_t skip = 0;
+	int nr, nl = 0;
+
+	if ((pk->pkt_flags & LOCK_FLAGS) || find_target(peer, pk->source_win_handle, &t))
+		return -1;
+	/* a derived target type travels flattened between header and data */
+	if (!MPIR_DATATYPE_IS_PREDEFINED(pk->datatype))
+		skip = (size_t) pk->info.flattened_type_size;
+	l = MPL_malloc((size_t) iovcnt * sizeof(*l), MPL_MEM_RMA);
+	if (!l)
+		return -1;
+	for (int i = 1; i < iovcnt; i++) {
+		size_t len = iov[i].iov_len, s = skip < len ? skip : len;
+		skip -= s;
+		if (len > s) {
+			l[nl].iov_base = (char *) iov[i].iov_base + s;
+			l[nl++].iov_len = len - s;
+		}
+	}
+	if (layout(pk->addr, pk->count, pk->datatype, sctph.env.max_wrs, &one, &r, &nr) == 0) {
+		op = issue(peer, SCTPH_PUT, IW_WR_WRITE, &t, l, nl, r, nr);
+		layout_free(r, &one);
+	}
+	MPL_free(l);
+	if (!op)
+		return -1;
+	op->cookie = cookie;
+	sctph.st.puts++;
+	sctph.st.put_bytes += op->bytes;
+	sctph.peer[peer].dirty = 1;
+	sctph_issue(&sctph.peer[peer], op);
+	follow_up(t.vc, pk->target_win_handle, pk->source_win_handle, pk->addr,
+		  pk->pkt_flags & (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK |
+				   MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER));
+	return 0;		/* the packet's request completes with the Writes */
+}
+
+/* Flags a read operation leaves to a follow-up packet: its flush is acknowledged locally
+ * (the data arrived), an unlock and a fence or PSCW count need the target. */
+static int read_follow_flags(int flags)
+{
+	return flags & (MPIDI_CH3_PKT_FLAG_RMA_UNLOCK | MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER);
+}
+
+static void start_read_op(struct sctph_op *op, MPIR_Request * rreq, const struct target *t,
+			  int flags)
+{
+	op->rreq = rreq;
+	op->win = t->win->handle;
+	op->target_rank = t->rank;
+	op->pkt_flags = flags;
+}
+
+/* A GET: Reads into the origin buffer CH3's response request describes. */
+static int get(int peer, const MPIDI_CH3_Pkt_get_t * g)
+{
+	MPIR_Request *rreq = request_of(g->request_handle);
+	struct target t;
+	struct iovec lone, rone, *l, *r;
+	struct sctph_op *op = NULL;
+	int nl, nr;
+
+	if ((g->pkt_flags & LOCK_FLAGS) || !rreq ||
+	    find_target(peer, rreq->dev.source_win_handle, &t))
+		return -1;
+	if (layout(rreq->dev.user_buf, rreq->dev.user_count, rreq->dev.datatype,
+		   sctph.env.max_wrs, &lone, &l, &nl))
+		return -1;
+	if (layout(g->addr, g->count, g->datatype, sctph.env.max_wrs, &rone, &r, &nr) == 0) {
+		op = issue(peer, SCTPH_GET, IW_WR_READ, &t, l, nl, r, nr);
+		layout_free(r, &rone);
+	}
+	layout_free(l, &lone);
+	if (!op)
+		return -1;
+	start_read_op(op, rreq, &t, g->pkt_flags);
+	sctph.st.gets++;
+	sctph.st.get_bytes += op->bytes;
+	sctph_issue(&sctph.peer[peer], op);
+	follow_up(t.vc, g->target_win_handle, t.win->handle, g->addr,
+		  read_follow_flags(g->pkt_flags));
+	return 1;		/* nothing left of the packet */
+}
+
+/* 64-bit integer types, on which RFC 7306's Fetch-and-Add is MPI_SUM and Compare-and-Swap
+ * compares as MPI does. */
+static int int64_type(MPI_Datatype t)
+{
+	MPI_Aint size;
+	if (!MPIR_DATATYPE_IS_PREDEFINED(t))
+		return 0;
+	MPIR_Datatype_get_size_macro(t, size);
+	if (size != 8)
+		return 0;
+	return t == MPI_LONG || t == MPI_UNSIGNED_LONG || t == MPI_LONG_LONG ||
+	    t == MPI_UNSIGNED_LONG_LONG || t == MPI_INT64_T || t == MPI_UINT64_T ||
+	    t == MPI_AINT || t == MPI_OFFSET || t == MPI_COUNT;
+}
+
+/*
+ * Atomics go as RDMA only where nothing can break MPI's accumulate semantics: no thread may
+ * apply CH3 accumulates while the iWARP layer applies atomics (a single-threaded process), and
+ * no accumulate to this target in this window went as a CH3 packet, which an atomic could
+ * overtake (MPI orders accumulates from one origin to one location).
+ */
+static int atomic_target(int peer, MPIR_Request * rreq, int flags, void *addr,
+			 struct target *t)
+{
+	if (!sctph.env.atomics || MPIR_IS_THREADED || (flags & LOCK_FLAGS) || !rreq ||
+	    find_target(peer, rreq->dev.source_win_handle, t) || t->sw->core_acc[t->rank])
+		return -1;
+	return ((uintptr_t) addr & 7) ? -1 : 0;
+}
+
+static int atomic(int peer, struct target *t, MPIR_Request * rreq, enum iw_wr_opcode opcode,
+		  void *addr, uint32_t len, uint64_t compare_add, uint64_t swap, int flags,
+		  MPI_Win target_win)
+{
+	struct sctph_op *op = sctph_op_new(SCTPH_ATOMIC, peer, 1);
+	op->opcode = opcode;
+	op->stag = t->stag;
+	op->compare_add = compare_add;
+	op->swap = swap;
+	op->pc[0].local = rreq->dev.user_buf;
+	op->pc[0].remote = (uint64_t) (uintptr_t) addr;
+	op->pc[0].len = len;
+	op->bytes = len;
+	start_read_op(op, rreq, t, flags);
+	sctph.st.atomics++;
+	sctph_issue(&sctph.peer[peer], op);
+	follow_up(t->vc, target_win, t->win->handle, addr, read_follow_flags(flags));
+	return 1;
+}
+
+static int fop(int peer, const MPIDI_CH3_Pkt_fop_t * f)
+{
+	MPIR_Request *rreq = request_of(f->request_handle);
+	struct target t;
+	uint64_t v;
+	MPI_Aint size;
+
+	if (atomic_target(peer, rreq, f->pkt_flags, f->addr, &t))
+		return -1;
+	if (f->op == MPI_NO_OP && MPIR_DATATYPE_IS_PREDEFINED(f->datatype)) {
+		MPIR_Datatype_get_size_macro(f->datatype, size);
+		if (size < 1 || size > 8)
+			return -1;
+		return atomic(peer, &t, rreq, IW_WR_READ, f->addr, (uint32_t) size, 0, 0,
+			      f->pkt_flags, f->target_win_handle);
+	}
+	if (f->op != MPI_SUM || !int64_type(f->datatype))
+		return -1;
+	memcpy(&v, &f->info.data, sizeof(v));
+	return atomic(peer, &t, rreq, IW_WR_FETCH_ADD, f->addr, 8, v, 0, f->pkt_flags,
+		      f->target_win_handle);
+}
+
+static int cas(int peer, const MPIDI_CH3_Pkt_cas_t * c)
+{
+	MPIR_Request *rreq = request_of(c->request_handle);
+	struct target t;
+	uint64_t cmp, swp;
+
+	if (!int64_type(c->datatype) || atomic_target(peer, rreq, c->pkt_flags, c->addr, &t))
+		return -1;
+	memcpy(&cmp, &c->compare_data, sizeof(cmp));
+	memcpy(&swp, &c->origin_data, sizeof(swp));
+	return atomic(peer, &t, rreq, IW_WR_COMP_SWAP, c->addr, 8, cmp, swp, c->pkt_flags,
+		      c->target_win_handle);
+}
+
+/* An accumulate that goes as a packet: later atomics to the same target in its window must
+ * not overtake it. */
+static void note_core_acc(int peer, const MPIDI_CH3_Pkt_t * pkt)
+{
+	MPI_Win h = MPI_WIN_NULL;
+	MPIR_Request *rreq = NULL;
+	struct target t;
+
+	switch (pkt->type) {
+	case MPIDI_CH3_PKT_ACCUMULATE:
+	case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+		h = pkt->accum.source_win_handle;
+		break;
+	case MPIDI_CH3_PKT_GET_ACCUM:
+	case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+		rreq = request_of(pkt->get_accum.request_handle);
+		break;
+	case MPIDI_CH3_PKT_FOP:
+	case MPIDI_CH3_PKT_FOP_IMMED:
+		rreq = request_of(pkt->fop.request_handle);
+		break;
+	case MPIDI_CH3_PKT_CAS_IMMED:
+		rreq = request_of(pkt->cas.request_handle);
+		break;
+	default:
+		return;
+	}
+	if (rreq)
+		h = rreq->dev.source_win_handle;
+	if (find_target(peer, h, &t) == 0)
+		t.sw->core_acc[t.rank] = 1;
+}
+
+/* 1 or 0: taken as RDMA (as sctpt_send's results: 0 completes later); -1: not taken. */
+static int rdma(int peer, const MPIDI_CH3_Pkt_t * pkt, const struct iovec *iov, int iovcnt,
+		void *cookie)
+{
+	if (!sctph.peer[peer].qp)
+		return -1;
+	switch (pkt->type) {
+	case MPIDI_CH3_PKT_PUT:
+		return put(peer, &pkt->put, iov, iovcnt, cookie);
+	case MPIDI_CH3_PKT_GET:
+		return get(peer, &pkt->get);
+	case MPIDI_CH3_PKT_FOP_IMMED:
+		return fop(peer, &pkt->fop);
+	case MPIDI_CH3_PKT_CAS_IMMED:
+		return cas(peer, &pkt->cas);
+	default:
+		return -1;
+	}
+}
+
+/* An MPI operation's packet (not a follow-up of ours, which has no data). */
+static int is_op(const MPIDI_CH3_Pkt_t * pkt)
+{
+	if (pkt->type == MPIDI_CH3_PKT_PUT_IMMED && pkt->put.count == 0)
+		return 0;
+	return pkt->type >= MPIDI_CH3_PKT_PUT && pkt->type <= MPIDI_CH3_PKT_CAS_IMMED;
+}
+
+int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
+	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie)
+{
+	const MPIDI_CH3_Pkt_t *pkt;
+	struct sctph_peer *p;
+	int rc;
+
+	if (context != SCTPC_CTX_RMA || sctph.opened <= 0 || peer < 0 || peer >= sctpc.npeer_vc ||
+	    iovcnt < 1 || iov[0].iov_len < sizeof(MPIDI_CH3_Pkt_t))
+		return sctpt_send(ep, peer, context, tag, flags, iov, iovcnt, cookie);
+	pkt = iov[0].iov_base;	/* ch3:sctp's copy of the whole fixed-size header */
+	p = &sctph.peer[peer];
+	rc = rdma(peer, pkt, iov, iovcnt, cookie);
+	if (rc >= 0)
+		return rc;
+	if (is_op(pkt)) {
+		sctph.st.fallback++;
+		note_core_acc(peer, pkt);
+	}
+	if (sctph_peer_quiet(p))
+		return sctpt_send(ep, peer, context, tag, flags, iov, iovcnt, cookie);
+	return sctph_hold(p, context, tag, flags, iov, iovcnt, cookie);
+}

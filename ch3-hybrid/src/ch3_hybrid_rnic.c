@@ -1,0 +1,482 @@
+/*
+ * ch3:hybrid -- the iWARP side: one software RNIC on the core's endpoint (opened with the
+ * first window or MPI_Alloc_mem), one protection domain, one completion queue, and one queue
+ * pair per peer numbered after the peer's process-group rank (rank + 1 on both sides, so no
+ * numbers travel; the QP is made when a window first includes the peer). Work requests go to
+ * a peer's send queue in the order they were issued (what the queue cannot take yet waits in
+ * the peer's backlog); completions are read in the progress engine's poll, where packets held
+ * behind RDMA go out once the work issued before them is done.
+ */
+#include "ch3_hybrid.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct sctph sctph;
+
+#define SQ_DEPTH 512		/* work requests posted per peer before the backlog takes them */
+#define CQ_DEPTH 4096
+
+/*
+ * The job ends: a protection error or a failed queue pair would otherwise leave a wrong
+ * result or a hang. Printed first and given a moment to reach mpiexec (Hydra drops what its
+ * proxies still hold once it aborts), as ch3:sctp does for a lost peer.
+ */
+void sctph_fatal(const char *fmt, ...)
+{
+	char msg[1024];
+	int n = snprintf(msg, sizeof(msg), "ch3:hybrid: rank %d: ", sctpc.rank);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t) n, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s\n", msg);
+	fflush(stderr);
+	usleep(200 * 1000);
+	MPIR_pmi_abort(1, msg);
+	MPL_exit(1);
+}
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	x = strtol(v, &end, 0);
+	if (errno || *end || x < lo || x > hi)
+		sctph_fatal("%s=%s: expected an integer in [%d, %d]", name, v, lo, hi);
+	return (int) x;
+}
+
+static void config(void)
+{
+	sctph.env.rdma = env_int("MPICH_HYBRID_RDMA", 1, 0, 1);
+	sctph.env.atomics = env_int("MPICH_HYBRID_ATOMICS", 1, 0, 1);
+	sctph.env.max_wrs = env_int("MPICH_HYBRID_MAX_PIECES", 256, 1, 1 << 20);
+	sctph.env.stats = env_int("MPICH_HYBRID_STATS", 0, 0, 1);
+}
+
+static void rnic_free(void)
+{
+	if (sctph.rnic)
+		iw_close(sctph.rnic);	/* QPs, regions, CQ and PD with it */
+	sctph.rnic = NULL;
+	sctph.pd = NULL;
+	sctph.cq = NULL;
+	MPL_free(sctph.peer);
+	sctph.peer = NULL;
+}
+
+/* 0: RDMA available; -1: not (disabled, or the layer would not open: packets carry all). */
+int sctph_open(void)
+{
+	int rc;
+	if (sctph.opened)
+		return sctph.opened > 0 ? 0 : -1;
+	config();
+	sctph.opened = -1;
+	if (!sctph.env.rdma || !sctpc.ep || sctpc.rank + 1 > (int) IW_QPN_MAX)
+		return -1;
+	sctph.peer = MPL_calloc((size_t) sctpc.npeer_vc + 1, sizeof(*sctph.peer), MPL_MEM_RMA);
+	rc = sctph.peer ? 0 : -ENOMEM;
+	if (!rc)
+		rc = iw_open(sctpc.ep, NULL, &sctph.rnic);
+	if (!rc)
+		rc = iw_pd_alloc(sctph.rnic, &sctph.pd);
+	if (!rc)
+		rc = iw_cq_create(sctph.rnic, CQ_DEPTH, &sctph.cq);
+	/* local buffers need no registration: a local-only STag over the address space (it
+	 * never leaves the process) */
+	if (!rc)
+		rc = iw_reg_mr(sctph.pd, (void *) (uintptr_t) 1, UINTPTR_MAX - 1,
+			       IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE, &sctph.local_stag);
+	/* the word peers' ordering Reads read */
+	if (!rc)
+		rc = iw_reg_mr(sctph.pd, &sctph.fence_word, sizeof(sctph.fence_word),
+			       IW_ACCESS_LOCAL_READ | IW_ACCESS_REMOTE_READ, &sctph.fence_stag);
+	if (rc) {
+		fprintf(stderr, "ch3:hybrid: rank %d: no RDMA (iWARP layer: %s): one-sided "
+			"operations go as CH3 packets\n", sctpc.rank,
+			rc == -ENOMEM ? "out of memory" : iw_last_error());
+		rnic_free();
+		return -1;
+	}
+	sctph.opened = 1;
+	return 0;
+}
+
+/* The queue pair to vc's process (made once, connected at once: the peer makes its own QP
+ * before the window exchange that lets us use it). 0, or -1: no RDMA to it. */
+int sctph_qp(MPIDI_VC_t * vc)
+{
+	struct sctph_peer *p;
+	struct iw_qp_attr qa = {.send_cq = sctph.cq, .recv_cq = sctph.cq, .max_send_wr = SQ_DEPTH,
+		.max_recv_wr = 1 };
+	int rc;
+
+	if (sctph.opened <= 0 || vc->ch.peer < 0 || vc->ch.peer >= sctpc.npeer_vc ||
+	    vc->pg_rank + 1 > (int) IW_QPN_MAX)
+		return -1;
+	p = &sctph.peer[vc->ch.peer];
+	if (p->qp)
+		return 0;
+	qa.qpn = (uint32_t) vc->pg_rank + 1;
+	rc = iw_qp_create(sctph.pd, &qa, &p->qp);
+	if (!rc)
+		rc = iw_qp_connect(p->qp, vc->ch.peer, (uint32_t) sctpc.rank + 1);
+	if (rc) {
+		fprintf(stderr, "ch3:hybrid: rank %d: no RDMA queue pair to rank %d: %s\n",
+			sctpc.rank, vc->pg_rank, iw_last_error());
+		if (p->qp)
+			iw_qp_destroy(p->qp);
+		p->qp = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+struct sctph_op *sctph_op_new(enum sctph_kind kind, int peer, int npieces)
+{
+	struct sctph_op *op = MPL_calloc(1, sizeof(*op) + (size_t) npieces * sizeof(op->pc[0]),
+					 MPL_MEM_RMA);
+	if (!op)
+		sctph_fatal("out of memory for an RDMA operation of %d pieces", npieces);
+	op->kind = kind;
+	op->peer = peer;
+	op->nwr = npieces;
+	return op;
+}
+
+static void mark_busy(struct sctph_peer *p)
+{
+	if (p->busy)
+		return;
+	p->busy = 1;
+	p->next_busy = sctph.busy;
+	sctph.busy = p;
+}
+
+static const char *kind_name(enum sctph_kind k)
+{
+	switch (k) {
+	case SCTPH_PUT:
+		return "Write (MPI_Put)";
+	case SCTPH_GET:
+		return "Read (MPI_Get)";
+	case SCTPH_ATOMIC:
+		return "atomic (MPI_Fetch_and_op / MPI_Compare_and_swap)";
+	default:
+		return "ordering Read";
+	}
+}
+
+static int peer_rank(int peer)
+{
+	MPIDI_VC_t *vc = peer < sctpc.npeer_vc ? sctpc.peer_vc[peer] : NULL;
+	return vc ? vc->pg_rank : -1;
+}
+
+/* Posts what the peer's send queue takes, in issue order. */
+static int post_backlog(struct sctph_peer *p)
+{
+	struct sctph_op *op;
+	int n = 0;
+
+	while ((op = p->backlog)) {
+		while (op->posted < op->nwr) {
+			const struct sctph_piece *pc = &op->pc[op->posted];
+			struct iw_sge sge = {.addr = pc->local, .length = pc->len,
+				.stag = sctph.local_stag };
+			struct iw_send_wr wr = {.wr_id = (uint64_t) (uintptr_t) op,
+				.opcode = op->opcode, .sg_list = &sge, .num_sge = 1,
+				.remote_stag = op->stag, .remote_to = pc->remote,
+				.compare_add = op->compare_add, .swap = op->swap };
+			int rc = iw_post_send(p->qp, &wr);
+			if (rc == -ENOSPC)
+				return n;
+			if (rc)
+				sctph_fatal("posting an RDMA %s of %u bytes to rank %d failed: %s",
+					    kind_name(op->kind), pc->len, peer_rank(op->peer),
+					    iw_last_error());
+			op->posted++;
+			n++;
+		}
+		p->backlog = op->next;
+		if (!p->backlog)
+			p->backlog_tail = NULL;
+	}
+	return n;
+}
+
+void sctph_issue(struct sctph_peer *p, struct sctph_op *op)
+{
+	op->pending = op->nwr;
+	p->issued += (uint64_t) op->nwr;
+	sctph.st.wrs += (uint64_t) op->nwr;
+	op->next = NULL;
+	if (p->backlog_tail)
+		p->backlog_tail->next = op;
+	else
+		p->backlog = op;
+	p->backlog_tail = op;
+	post_backlog(p);
+	if (p->backlog)
+		mark_busy(p);
+}
+
+/* Nothing of ours to this peer is in flight: a packet may go at once. */
+int sctph_peer_quiet(const struct sctph_peer *p)
+{
+	return !p->held && p->done == p->issued && !p->dirty;
+}
+
+/* Holds a packet behind the work issued so far; Writes not yet confirmed get a fence Read. */
+int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned flags,
+	       const struct iovec *iov, int iovcnt, void *cookie)
+{
+	struct sctph_held *h;
+
+	if (p->dirty) {
+		struct sctph_op *op = sctph_op_new(SCTPH_FENCE, (int) (p - sctph.peer), 1);
+		op->opcode = IW_WR_READ;
+		op->stag = p->fence_stag;
+		op->pc[0].local = &op->scratch;
+		op->pc[0].remote = p->fence_to;
+		op->pc[0].len = 1;
+		p->dirty = 0;
+		sctph.st.fences++;
+		sctph_issue(p, op);
+	}
+	h = MPL_malloc(sizeof(*h) + (size_t) iovcnt * sizeof(h->iov[0]), MPL_MEM_RMA);
+	if (!h)
+		sctph_fatal("out of memory holding a packet");
+	h->need = p->issued;
+	h->context = context;
+	h->tag = tag;
+	h->flags = flags;
+	h->cookie = cookie;
+	h->iovcnt = iovcnt;
+	h->next = NULL;
+	memcpy(h->iov, iov, (size_t) iovcnt * sizeof(h->iov[0]));
+	if (p->held_tail)
+		p->held_tail->next = h;
+	else
+		p->held = h;
+	p->held_tail = h;
+	sctph.st.held++;
+	mark_busy(p);
+	return 0;		/* queued: its completion comes when it has gone */
+}
+
+/* A packet's send is done (status < 0: failed), as the core would report it. */
+static void send_done(void *cookie, int status)
+{
+	struct sctpt_cqe c = {.kind = SCTPT_CQE_SEND, .status = status, .cookie = cookie };
+	if (sctpc_send_done(&c) != MPI_SUCCESS)
+		sctph_fatal("a packet held behind RDMA could not be sent: %s", strerror(-status));
+}
+
+/* Sends the held packets whose work is done, in order. */
+static int release(struct sctph_peer *p)
+{
+	struct sctph_held *h;
+	int n = 0, peer = (int) (p - sctph.peer);
+
+	while ((h = p->held) && p->done >= h->need) {
+		int rc;
+		void *cookie = h->cookie;
+		p->held = h->next;
+		if (!p->held)
+			p->held_tail = NULL;
+		rc = sctpt_send(sctpc.ep, peer, h->context, h->tag, h->flags, h->iov, h->iovcnt,
+				cookie);
+		MPL_free(h);
+		n++;
+		if (rc != 0)	/* 1: with SCTP already; < 0: failed, no completion to come */
+			send_done(cookie, rc == 1 ? 0 : rc);
+	}
+	return n;
+}
+
+static void local_ack(const struct sctph_op *op)
+{
+	MPIR_Win *w;
+	/* CH3 counted an acknowledgement for a read operation's flush: the data is here, so
+	 * the target has served it */
+	if (!(op->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ||
+	    (op->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK))
+		return;
+	MPIR_Win_get_ptr(op->win, w);
+	if (MPIDI_CH3I_RMA_Handle_ack(w, op->target_rank) != MPI_SUCCESS)
+		sctph_fatal("no RMA target %d in window %#x for an acknowledgement",
+			    op->target_rank, (unsigned) op->win);
+	MPIDI_CH3_Progress_signal_completion();
+}
+
+static void op_done(struct sctph_op *op)
+{
+	switch (op->kind) {
+	case SCTPH_PUT:
+		send_done(op->cookie, 0);	/* the origin buffer is free again */
+		break;
+	case SCTPH_GET:
+	case SCTPH_ATOMIC:
+		local_ack(op);
+		if (MPID_Request_complete(op->rreq) != MPI_SUCCESS)
+			sctph_fatal("completing an RDMA %s failed", kind_name(op->kind));
+		break;
+	case SCTPH_FENCE:
+		break;
+	}
+}
+
+static const char *wc_status(enum iw_wc_status s)
+{
+	switch (s) {
+	case IW_WC_LOC_PROT_ERR:
+		return "local protection error";
+	case IW_WC_LOC_LEN_ERR:
+		return "local length error";
+	case IW_WC_REM_ACCESS_ERR:
+		return "remote access error: the target's window does not cover the range, or "
+		    "its steering tag is not valid";
+	case IW_WC_REM_INV_REQ_ERR:
+		return "remote invalid request";
+	case IW_WC_REM_OP_ERR:
+		return "remote operation error";
+	case IW_WC_LOC_QP_OP_ERR:
+		return "local protocol error";
+	case IW_WC_WR_FLUSH_ERR:
+		return "flushed (the queue pair failed before)";
+	case IW_WC_PEER_LOST:
+		return "the peer was lost";
+	default:
+		return "error";
+	}
+}
+
+static void wc_done(const struct iw_wc *wc)
+{
+	struct sctph_op *op = (struct sctph_op *) (uintptr_t) wc->wr_id;
+	struct sctph_peer *p;
+
+	if (!op)
+		sctph_fatal("RDMA queue pair %u failed: Terminate layer %u type %u code %#x",
+			    wc->qpn, wc->term.layer, wc->term.etype, wc->term.ecode);
+	if (wc->status != IW_WC_SUCCESS) {
+		const struct sctph_piece *pc = &op->pc[op->nwr - op->pending];
+		sctph_fatal("RDMA %s to rank %d failed: %s (iWARP status %d, Terminate layer %u "
+			    "type %u code %#x; target address %#llx, %u bytes, STag %#x)",
+			    kind_name(op->kind), peer_rank(op->peer), wc_status(wc->status),
+			    (int) wc->status, wc->term.layer, wc->term.etype, wc->term.ecode,
+			    (unsigned long long) pc->remote, pc->len, op->stag);
+	}
+	p = &sctph.peer[op->peer];
+	p->done++;
+	if (p->held)
+		mark_busy(p);
+	if (--op->pending)
+		return;
+	op_done(op);
+	MPL_free(op);
+}
+
+static int poll_cq(void)
+{
+	struct iw_wc wc[32];
+	int n, total = 0;
+	while ((n = iw_poll_cq(sctph.cq, 32, wc)) > 0) {
+		for (int i = 0; i < n; i++)
+			wc_done(&wc[i]);
+		total += n;
+	}
+	return total;
+}
+
+/* Backlogs and held packets; completing requests may make new work, on this list again. */
+static int work_busy(void)
+{
+	struct sctph_peer *list = sctph.busy, *p;
+	int n = 0;
+	sctph.busy = NULL;
+	while ((p = list)) {
+		list = p->next_busy;
+		n += post_backlog(p);
+		n += release(p);
+		if (p->backlog || p->held) {
+			p->next_busy = sctph.busy;
+			sctph.busy = p;
+		} else {
+			p->busy = 0;
+		}
+	}
+	return n;
+}
+
+int sctph_progress(struct sctpt_ep *ep)
+{
+	int n = sctpt_progress(ep);
+	if (sctph.opened <= 0)
+		return n;
+	n += iw_progress(sctph.rnic);
+	n += poll_cq();
+	if (sctph.busy)
+		n += work_busy();
+	return n;
+}
+
+static void print_stats(void)
+{
+	struct iw_rnic_stats is;
+	const struct sctph_stats *s = &sctph.st;
+	memset(&is, 0, sizeof(is));
+	if (sctph.rnic)
+		iw_rnic_stats(sctph.rnic, &is);
+	fprintf(stderr, "ch3:hybrid: rank %d RDMA: %llu puts (%llu bytes), %llu gets (%llu "
+		"bytes), %llu atomics, %llu work requests, %llu ordering reads, %llu packets held "
+		"behind RDMA, %llu operations as CH3 packets; iWARP: %llu segments sent, %llu "
+		"received, %llu bytes placed, %llu dropped, %llu Terminates sent, %llu received\n",
+		sctpc.rank, (unsigned long long) s->puts, (unsigned long long) s->put_bytes,
+		(unsigned long long) s->gets, (unsigned long long) s->get_bytes,
+		(unsigned long long) s->atomics, (unsigned long long) s->wrs,
+		(unsigned long long) s->fences, (unsigned long long) s->held,
+		(unsigned long long) s->fallback, (unsigned long long) is.segs_sent,
+		(unsigned long long) is.segs_recv, (unsigned long long) is.bytes_placed,
+		(unsigned long long) is.dropped, (unsigned long long) is.terms_sent,
+		(unsigned long long) is.terms_recv);
+}
+
+/* MPI_Finalize: the iWARP layer goes before the endpoint it lives on. */
+void sctph_close(struct sctpt_ep *ep)
+{
+	if (sctph.opened > 0 && sctph.env.stats)
+		print_stats();
+	if (sctph.opened > 0) {
+		for (int i = 0; i < sctpc.npeer_vc; i++) {
+			struct sctph_peer *p = &sctph.peer[i];
+			while (p->held) {	/* none after CH3's close protocol */
+				struct sctph_held *h = p->held;
+				p->held = h->next;
+				MPL_free(h);
+			}
+			while (p->backlog) {
+				struct sctph_op *op = p->backlog;
+				p->backlog = op->next;
+				MPL_free(op);
+			}
+		}
+	}
+	sctph_win_forget_regs();
+	rnic_free();
+	sctph.busy = NULL;
+	sctph.opened = 0;
+	sctpt_close(ep);
+}
