@@ -5,8 +5,9 @@
  * (transport/iw) on the same associations:
  *   - MPI_Put: RDMA Writes from the origin buffer into the target window;
  *   - MPI_Get: RDMA Reads from the target window into the origin buffer;
- *   - MPI_Fetch_and_op (MPI_SUM on 64-bit integers, MPI_NO_OP) and MPI_Compare_and_swap
- *     (64-bit integers): RFC 7306 Fetch-and-Add / Compare-and-Swap, or an 8-byte Read.
+ *   - MPI_Fetch_and_op, MPI_Get_accumulate and MPI_Accumulate of one 64-bit integer with
+ *     MPI_SUM, and MPI_Compare_and_swap of one: RFC 7306 Fetch-and-Add / Compare-and-Swap;
+ *     fetching MPI_NO_OP of up to 8 bytes: a Read.
  * Contiguous and derived datatypes on either side become one work request per contiguous
  * piece; operations CH3 piggybacks a lock request on, windows without registered memory,
  * and pieces beyond a limit stay on CH3's packets.
@@ -34,7 +35,7 @@ struct sctph_piece {
 	uint32_t len;
 };
 
-enum sctph_kind { SCTPH_PUT, SCTPH_GET, SCTPH_ATOMIC, SCTPH_FENCE };
+enum sctph_kind { SCTPH_PUT, SCTPH_GET, SCTPH_ATOMIC, SCTPH_ACC, SCTPH_FENCE };
 
 /* One MPI operation (or an ordering fence) on its way as work requests; the id of each. */
 struct sctph_op {
@@ -43,9 +44,9 @@ struct sctph_op {
 	int peer;                   /* the core's peer id */
 	uint32_t stag;              /* the target's */
 	uint64_t compare_add, swap; /* atomics */
-	void *cookie;               /* PUT: ch3:sctp's send record, completed as if sent */
+	void *cookie;               /* PUT, ACC: ch3:sctp's send record, completed as if sent */
 	MPIR_Request *rreq;         /* GET, ATOMIC: the response request CH3 waits on */
-	MPI_Win win;                /* GET, ATOMIC: the origin's window, for a local ack */
+	MPI_Win win;                /* GET, ATOMIC, ACC: the origin's window, for a local ack */
 	int target_rank;            /* ... and the target's rank in it */
 	int pkt_flags;
 	int nwr, posted, pending;   /* work requests: all, posted, not completed */
@@ -74,6 +75,8 @@ struct sctph_peer {
 	uint64_t fence_to;
 	uint64_t issued, done;      /* work requests issued (posted or in the backlog), completed */
 	int dirty;                  /* Writes issued since the last fence Read */
+	uint64_t last_to;           /* the last Write's target range and STag: a Terminate */
+	uint32_t last_len, last_stag; /* it caused may fail a later work request */
 	int busy;                   /* on the busy list */
 	struct sctph_op *backlog, *backlog_tail;   /* ops with work requests not yet posted */
 	struct sctph_held *held, *held_tail;
@@ -126,9 +129,11 @@ void sctph_issue(struct sctph_peer *p, struct sctph_op *op);
 int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned flags,
 	       const struct iovec *iov, int iovcnt, void *cookie);
 int sctph_peer_quiet(const struct sctph_peer *p);
-void sctph_fatal(const char *fmt, ...) ATTRIBUTE((format(printf, 1, 2)));
+void sctph_fatal(const char *fmt, ...) ATTRIBUTE((format(printf, 1, 2), noreturn));
 
-/* ch3_hybrid_rma.c: the send path's packets, taken over as RDMA or passed on */
+/* ch3_hybrid_rma.c: the send path's packets, taken over as RDMA or passed on; the
+ * acknowledgement handler that lets atomics go as RDMA again */
+void sctph_rma_init(void);
 int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
 	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie);
 /* ch3_hybrid_rnic.c, called by ch3:sctp's progress engine in place of the core's */

@@ -1,12 +1,13 @@
 /*
  * ch3:hybrid -- one-sided packets taken over as RDMA. ch3:sctp's send path gives every packet
  * to sctph_send (see ch3_hybrid.h). RMA packets of CH3's own format carry what RDMA needs: a
- * PUT the target's absolute address, datatype and count, and the origin's window handle (the
- * window's STags, exchanged at its creation, say where the target's memory is registered);
- * a GET, FOP or CAS the handle of the request CH3 waits on, which holds the origin buffer and
- * window. The data moves as work requests; what the packet's flags ask of the target (count
- * the operation for a fence or PSCW epoch, acknowledge a flush or unlock) goes after it as a
- * PUT_IMMED packet without data, which CH3's target side handles as any put.
+ * PUT or ACCUMULATE_IMMED the target's absolute address, datatype and count, and the origin's
+ * window handle (the window's STags, exchanged at its creation, say where the target's memory
+ * is registered); a GET, GET_ACCUM_IMMED, FOP_IMMED or CAS_IMMED the handle of the response
+ * request CH3 waits on, which holds the origin buffer and window. The data moves as work
+ * requests; what the packet's flags ask of the target (count the operation for a fence or
+ * PSCW epoch, acknowledge a flush or unlock) goes after it as a PUT_IMMED packet without data,
+ * which CH3's target side handles as any put.
  */
 #include "ch3_hybrid.h"
 
@@ -192,6 +193,7 @@ static int put(int peer, const MPIDI_CH3_Pkt_put_t * pk, const struct iovec *iov
 	struct target t;
 	struct iovec one, *r, *l;
 	struct sctph_op *op = NULL;
+	struct sctph_peer *p;
 	size_t skip = 0;
 	int nr, nl = 0;
 
@@ -221,8 +223,12 @@ static int put(int peer, const MPIDI_CH3_Pkt_put_t * pk, const struct iovec *iov
 	op->cookie = cookie;
 	sctph.st.puts++;
 	sctph.st.put_bytes += op->bytes;
-	sctph.peer[peer].dirty = 1;
-	sctph_issue(&sctph.peer[peer], op);
+	p = &sctph.peer[peer];
+	p->dirty = 1;
+	p->last_to = op->pc[0].remote;
+	p->last_len = (uint32_t) (op->bytes > UINT32_MAX ? UINT32_MAX : op->bytes);
+	p->last_stag = op->stag;
+	sctph_issue(p, op);
 	follow_up(t.vc, pk->target_win_handle, pk->source_win_handle, pk->addr,
 		  pk->pkt_flags & (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK |
 				   MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER));
@@ -295,58 +301,97 @@ static int int64_type(MPI_Datatype t)
  * Atomics go as RDMA only where nothing can break MPI's accumulate semantics: no thread may
  * apply CH3 accumulates while the iWARP layer applies atomics (a single-threaded process), and
  * no accumulate to this target in this window went as a CH3 packet, which an atomic could
- * overtake (MPI orders accumulates from one origin to one location).
+ * overtake (MPI orders accumulates from one origin to one location) since the target last
+ * acknowledged a flush or unlock (an acknowledgement comes after everything before it was
+ * applied; see ack below). One whose packet asks for a lock stays a packet too; the lock's
+ * grant, which CH3 waits for before issuing more, comes after it was applied.
  */
-static int atomic_target(int peer, MPIR_Request * rreq, int flags, void *addr,
-			 struct target *t)
+static int atomic_target(int peer, MPI_Win win, int flags, void *addr, struct target *t)
 {
-	if (!sctph.env.atomics || MPIR_IS_THREADED || (flags & LOCK_FLAGS) || !rreq ||
-	    find_target(peer, rreq->dev.source_win_handle, t) || t->sw->core_acc[t->rank])
+	if (!sctph.env.atomics || MPIR_IS_THREADED || (flags & LOCK_FLAGS) ||
+	    find_target(peer, win, t) || t->sw->core_acc[t->rank])
 		return -1;
 	return ((uintptr_t) addr & 7) ? -1 : 0;
 }
 
-static int atomic(int peer, struct target *t, MPIR_Request * rreq, enum iw_wr_opcode opcode,
-		  void *addr, uint32_t len, uint64_t compare_add, uint64_t swap, int flags,
-		  MPI_Win target_win)
+/* One atomic (or 8-byte Read) into sink; rreq: the fetching operation's response request,
+ * or NULL with cookie: a non-fetching one, completed as its packet's send. */
+static int atomic(int peer, struct target *t, MPIR_Request * rreq, void *cookie, void *sink,
+		  enum iw_wr_opcode opcode, void *addr, uint32_t len, uint64_t compare_add,
+		  uint64_t swap, int flags, MPI_Win target_win)
 {
-	struct sctph_op *op = sctph_op_new(SCTPH_ATOMIC, peer, 1);
+	struct sctph_op *op = sctph_op_new(rreq ? SCTPH_ATOMIC : SCTPH_ACC, peer, 1);
 	op->opcode = opcode;
 	op->stag = t->stag;
 	op->compare_add = compare_add;
 	op->swap = swap;
-	op->pc[0].local = rreq->dev.user_buf;
+	op->pc[0].local = sink ? sink : &op->scratch;
 	op->pc[0].remote = (uint64_t) (uintptr_t) addr;
 	op->pc[0].len = len;
 	op->bytes = len;
+	op->cookie = cookie;
 	start_read_op(op, rreq, t, flags);
 	sctph.st.atomics++;
 	sctph_issue(&sctph.peer[peer], op);
+	/* the atomic's response means it was applied: a flush is acknowledged here */
 	follow_up(t->vc, target_win, t->win->handle, addr, read_follow_flags(flags));
-	return 1;
+	return rreq ? 1 : 0;
+}
+
+/* A fetching operation on one element: MPI_SUM on a 64-bit integer (Fetch-and-Add), or
+ * MPI_NO_OP (a Read). */
+static int fetch_op(int peer, MPIR_Request * rreq, MPI_Op mop, MPI_Datatype type, int count,
+		    void *addr, const void *operand, int flags, MPI_Win target_win)
+{
+	struct target t;
+	uint64_t v;
+	MPI_Aint size;
+
+	if (count != 1 || !MPIR_DATATYPE_IS_PREDEFINED(type) ||
+	    atomic_target(peer, rreq->dev.source_win_handle, flags, addr, &t))
+		return -1;
+	MPIR_Datatype_get_size_macro(type, size);
+	if (mop == MPI_NO_OP && size >= 1 && size <= 8)
+		return atomic(peer, &t, rreq, NULL, rreq->dev.user_buf, IW_WR_READ, addr,
+			      (uint32_t) size, 0, 0, flags, target_win);
+	if (mop != MPI_SUM || !int64_type(type))
+		return -1;
+	memcpy(&v, operand, sizeof(v));
+	return atomic(peer, &t, rreq, NULL, rreq->dev.user_buf, IW_WR_FETCH_ADD, addr, 8, v, 0,
+		      flags, target_win);
 }
 
 static int fop(int peer, const MPIDI_CH3_Pkt_fop_t * f)
 {
 	MPIR_Request *rreq = request_of(f->request_handle);
+	if (!rreq)
+		return -1;
+	return fetch_op(peer, rreq, f->op, f->datatype, 1, f->addr, &f->info.data, f->pkt_flags,
+			f->target_win_handle);
+}
+
+static int gacc(int peer, const MPIDI_CH3_Pkt_get_accum_t * g)
+{
+	MPIR_Request *rreq = request_of(g->request_handle);
+	if (!rreq)
+		return -1;
+	return fetch_op(peer, rreq, g->op, g->datatype, g->count, g->addr, &g->info.data,
+			g->pkt_flags, g->target_win_handle);
+}
+
+/* MPI_Accumulate of one 64-bit integer with MPI_SUM: a Fetch-and-Add whose result nobody
+ * reads; the packet's request completes when it was applied. */
+static int acc(int peer, const MPIDI_CH3_Pkt_accum_t * a, void *cookie)
+{
 	struct target t;
 	uint64_t v;
-	MPI_Aint size;
 
-	if (atomic_target(peer, rreq, f->pkt_flags, f->addr, &t))
+	if (a->count != 1 || a->op != MPI_SUM || !int64_type(a->datatype) ||
+	    atomic_target(peer, a->source_win_handle, a->pkt_flags, a->addr, &t))
 		return -1;
-	if (f->op == MPI_NO_OP && MPIR_DATATYPE_IS_PREDEFINED(f->datatype)) {
-		MPIR_Datatype_get_size_macro(f->datatype, size);
-		if (size < 1 || size > 8)
-			return -1;
-		return atomic(peer, &t, rreq, IW_WR_READ, f->addr, (uint32_t) size, 0, 0,
-			      f->pkt_flags, f->target_win_handle);
-	}
-	if (f->op != MPI_SUM || !int64_type(f->datatype))
-		return -1;
-	memcpy(&v, &f->info.data, sizeof(v));
-	return atomic(peer, &t, rreq, IW_WR_FETCH_ADD, f->addr, 8, v, 0, f->pkt_flags,
-		      f->target_win_handle);
+	memcpy(&v, &a->info.data, sizeof(v));
+	return atomic(peer, &t, NULL, cookie, NULL, IW_WR_FETCH_ADD, a->addr, 8, v, 0,
+		      a->pkt_flags, a->target_win_handle);
 }
 
 static int cas(int peer, const MPIDI_CH3_Pkt_cas_t * c)
@@ -355,12 +400,13 @@ static int cas(int peer, const MPIDI_CH3_Pkt_cas_t * c)
 	struct target t;
 	uint64_t cmp, swp;
 
-	if (!int64_type(c->datatype) || atomic_target(peer, rreq, c->pkt_flags, c->addr, &t))
+	if (!rreq || !int64_type(c->datatype) ||
+	    atomic_target(peer, rreq->dev.source_win_handle, c->pkt_flags, c->addr, &t))
 		return -1;
 	memcpy(&cmp, &c->compare_data, sizeof(cmp));
 	memcpy(&swp, &c->origin_data, sizeof(swp));
-	return atomic(peer, &t, rreq, IW_WR_COMP_SWAP, c->addr, 8, cmp, swp, c->pkt_flags,
-		      c->target_win_handle);
+	return atomic(peer, &t, rreq, NULL, rreq->dev.user_buf, IW_WR_COMP_SWAP, c->addr, 8, cmp,
+		      swp, c->pkt_flags, c->target_win_handle);
 }
 
 /* An accumulate that goes as a packet: later atomics to the same target in its window must
@@ -370,30 +416,63 @@ static void note_core_acc(int peer, const MPIDI_CH3_Pkt_t * pkt)
 	MPI_Win h = MPI_WIN_NULL;
 	MPIR_Request *rreq = NULL;
 	struct target t;
+	int flags;
 
 	switch (pkt->type) {
 	case MPIDI_CH3_PKT_ACCUMULATE:
 	case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
 		h = pkt->accum.source_win_handle;
+		flags = pkt->accum.pkt_flags;
 		break;
 	case MPIDI_CH3_PKT_GET_ACCUM:
 	case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
 		rreq = request_of(pkt->get_accum.request_handle);
+		flags = pkt->get_accum.pkt_flags;
 		break;
 	case MPIDI_CH3_PKT_FOP:
 	case MPIDI_CH3_PKT_FOP_IMMED:
 		rreq = request_of(pkt->fop.request_handle);
+		flags = pkt->fop.pkt_flags;
 		break;
 	case MPIDI_CH3_PKT_CAS_IMMED:
 		rreq = request_of(pkt->cas.request_handle);
+		flags = pkt->cas.pkt_flags;
 		break;
 	default:
 		return;
 	}
+	if (flags & LOCK_FLAGS)
+		return;
 	if (rreq)
 		h = rreq->dev.source_win_handle;
 	if (find_target(peer, h, &t) == 0)
 		t.sw->core_acc[t.rank] = 1;
+}
+
+static MPIDI_CH3_PktHandler_Fcn *ch3_ack;
+
+/* CH3's acknowledgement of a flush or unlock: the target applied every packet we sent it
+ * before, so atomics to it in that window may go as RDMA again. */
+static int ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+	       MPIR_Request ** rreqp)
+{
+	MPIR_Win *w = NULL;
+	MPI_Win h = pkt->ack.source_win_handle;
+	int r = pkt->ack.target_rank;
+
+	if (h != MPI_WIN_NULL && HANDLE_GET_MPI_KIND(h) == MPIR_WIN)
+		MPIR_Win_get_ptr(h, w);
+	if (w && w->sctph && r >= 0 && r < w->sctph->size)
+		w->sctph->core_acc[r] = 0;
+	return ch3_ack(vc, pkt, data, buflen, rreqp);
+}
+
+void sctph_rma_init(void)
+{
+	if (ch3_ack)
+		return;
+	ch3_ack = sctpc.pkt[MPIDI_CH3_PKT_ACK];
+	sctpc.pkt[MPIDI_CH3_PKT_ACK] = ack;
 }
 
 /* 1 or 0: taken as RDMA (as sctpt_send's results: 0 completes later); -1: not taken. */
@@ -409,6 +488,10 @@ static int rdma(int peer, const MPIDI_CH3_Pkt_t * pkt, const struct iovec *iov, 
 		return get(peer, &pkt->get);
 	case MPIDI_CH3_PKT_FOP_IMMED:
 		return fop(peer, &pkt->fop);
+	case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+		return gacc(peer, &pkt->get_accum);
+	case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+		return acc(peer, &pkt->accum, cookie);
 	case MPIDI_CH3_PKT_CAS_IMMED:
 		return cas(peer, &pkt->cas);
 	default:

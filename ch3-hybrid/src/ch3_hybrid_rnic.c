@@ -39,7 +39,7 @@ void sctph_fatal(const char *fmt, ...)
 	fflush(stderr);
 	usleep(200 * 1000);
 	MPIR_pmi_abort(1, msg);
-	MPL_exit(1);
+	_exit(1);
 }
 
 static int env_int(const char *name, int def, int lo, int hi)
@@ -110,6 +110,7 @@ int sctph_open(void)
 		return -1;
 	}
 	sctph.opened = 1;
+	sctph_rma_init();
 	return 0;
 }
 
@@ -172,7 +173,9 @@ static const char *kind_name(enum sctph_kind k)
 	case SCTPH_GET:
 		return "Read (MPI_Get)";
 	case SCTPH_ATOMIC:
-		return "atomic (MPI_Fetch_and_op / MPI_Compare_and_swap)";
+		return "atomic (MPI_Fetch_and_op / MPI_Get_accumulate / MPI_Compare_and_swap)";
+	case SCTPH_ACC:
+		return "Fetch-and-Add (MPI_Accumulate)";
 	default:
 		return "ordering Read";
 	}
@@ -333,9 +336,43 @@ static void op_done(struct sctph_op *op)
 		if (MPID_Request_complete(op->rreq) != MPI_SUCCESS)
 			sctph_fatal("completing an RDMA %s failed", kind_name(op->kind));
 		break;
+	case SCTPH_ACC:
+		local_ack(op);
+		send_done(op->cookie, 0);
+		break;
 	case SCTPH_FENCE:
 		break;
 	}
+}
+
+/* What a Terminate's codes mean (RFC 5040 s7, RFC 5041 s7), for the common ones. */
+static const char *term_text(const struct iw_term *t)
+{
+	if (t->layer == IW_LAYER_DDP && t->etype == 1) /* tagged buffer */
+		switch (t->ecode) {
+		case 0x00:
+			return "invalid steering tag";
+		case 0x01:
+			return "base or bounds violation: the range is not inside the target's window";
+		case 0x02:
+			return "steering tag not associated with this stream";
+		case 0x03:
+			return "tagged offset wrap";
+		}
+	if (t->layer == IW_LAYER_RDMAP && t->etype == 1) /* remote protection */
+		switch (t->ecode) {
+		case 0x00:
+			return "invalid steering tag";
+		case 0x01:
+			return "base or bounds violation: the range is not inside the target's window";
+		case 0x02:
+			return "access rights violation";
+		case 0x03:
+			return "steering tag not associated with this stream";
+		case 0x04:
+			return "tagged offset wrap";
+		}
+	return "protocol error";
 }
 
 static const char *wc_status(enum iw_wc_status s)
@@ -346,14 +383,13 @@ static const char *wc_status(enum iw_wc_status s)
 	case IW_WC_LOC_LEN_ERR:
 		return "local length error";
 	case IW_WC_REM_ACCESS_ERR:
-		return "remote access error: the target's window does not cover the range, or "
-		    "its steering tag is not valid";
+		return "the target refused the access";
 	case IW_WC_REM_INV_REQ_ERR:
-		return "remote invalid request";
+		return "the target refused the request";
 	case IW_WC_REM_OP_ERR:
-		return "remote operation error";
+		return "the target reported an error";
 	case IW_WC_LOC_QP_OP_ERR:
-		return "local protocol error";
+		return "a protocol error was found here";
 	case IW_WC_WR_FLUSH_ERR:
 		return "flushed (the queue pair failed before)";
 	case IW_WC_PEER_LOST:
@@ -363,22 +399,40 @@ static const char *wc_status(enum iw_wc_status s)
 	}
 }
 
+static void wc_failed(const struct sctph_op *op, const struct iw_wc *wc)
+{
+	const struct sctph_piece *pc = &op->pc[op->nwr - op->pending];
+	const struct sctph_peer *p = &sctph.peer[op->peer];
+	int term = wc->status >= IW_WC_REM_ACCESS_ERR && wc->status <= IW_WC_LOC_QP_OP_ERR;
+
+	/* A Write completes when it has left: what the target refused of it fails the next
+	 * work request, the ordering Read behind it */
+	if (op->kind == SCTPH_FENCE && term)
+		sctph_fatal("RDMA Write (MPI_Put) to rank %d failed: %s: %s (iWARP status %d, "
+			    "Terminate layer %u type %u code %#x; the last Write before it: target "
+			    "address %#llx, %u bytes, STag %#x)", peer_rank(op->peer),
+			    wc_status(wc->status), term_text(&wc->term), (int) wc->status,
+			    wc->term.layer, wc->term.etype, wc->term.ecode,
+			    (unsigned long long) p->last_to, p->last_len, p->last_stag);
+	sctph_fatal("RDMA %s to rank %d failed: %s%s%s (iWARP status %d, Terminate layer %u type "
+		    "%u code %#x; target address %#llx, %u bytes, STag %#x)", kind_name(op->kind),
+		    peer_rank(op->peer), wc_status(wc->status), term ? ": " : "",
+		    term ? term_text(&wc->term) : "", (int) wc->status, wc->term.layer,
+		    wc->term.etype, wc->term.ecode, (unsigned long long) pc->remote, pc->len,
+		    op->stag);
+}
+
 static void wc_done(const struct iw_wc *wc)
 {
 	struct sctph_op *op = (struct sctph_op *) (uintptr_t) wc->wr_id;
 	struct sctph_peer *p;
 
 	if (!op)
-		sctph_fatal("RDMA queue pair %u failed: Terminate layer %u type %u code %#x",
-			    wc->qpn, wc->term.layer, wc->term.etype, wc->term.ecode);
-	if (wc->status != IW_WC_SUCCESS) {
-		const struct sctph_piece *pc = &op->pc[op->nwr - op->pending];
-		sctph_fatal("RDMA %s to rank %d failed: %s (iWARP status %d, Terminate layer %u "
-			    "type %u code %#x; target address %#llx, %u bytes, STag %#x)",
-			    kind_name(op->kind), peer_rank(op->peer), wc_status(wc->status),
-			    (int) wc->status, wc->term.layer, wc->term.etype, wc->term.ecode,
-			    (unsigned long long) pc->remote, pc->len, op->stag);
-	}
+		sctph_fatal("RDMA queue pair %u failed: Terminate layer %u type %u code %#x: %s",
+			    wc->qpn, wc->term.layer, wc->term.etype, wc->term.ecode,
+			    term_text(&wc->term));
+	if (wc->status != IW_WC_SUCCESS)
+		wc_failed(op, wc);
 	p = &sctph.peer[op->peer];
 	p->done++;
 	if (p->held)
