@@ -145,11 +145,12 @@ static void sctp_dump_stats(mca_btl_sctp_module_t *m, struct sctpt_ep *ep)
 				len += (size_t)snprintf(streams + len, sizeof(streams) - len, " %d:%llu", i,
 							(unsigned long long)st->stream_msgs_sent[i]);
 		opal_output(0, "btl sctp: stats for %s: sent %llu msgs %llu bytes, received %llu msgs "
-			    "%llu bytes, %d paths, shared memory %s, msgs per stream:%s",
-			    e->proc->name, (unsigned long long)st->msgs_sent,
+			    "%llu bytes, %d paths, shared memory %s, %llu read in place, %llu pulled, "
+			    "msgs per stream:%s", e->proc->name, (unsigned long long)st->msgs_sent,
 			    (unsigned long long)st->bytes_sent, (unsigned long long)st->msgs_recv,
 			    (unsigned long long)st->bytes_recv, st->npaths,
-			    (const char *[]){"none", "out", "in", "both"}[st->shm & 3], streams);
+			    (const char *[]){"none", "out", "in", "both"}[st->shm & 3],
+			    (unsigned long long)st->shm_lent, (unsigned long long)st->shm_pulls, streams);
 	}
 	free(st);
 	if (mca_btl_sctp_component.shm_get)

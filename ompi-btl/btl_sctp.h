@@ -79,6 +79,8 @@ struct mca_btl_sctp_component_t {
 	bool rdma;               /* put/get/atomics over the iWARP layer (for osc rdma) */
 	bool shm;                /* the core's shared memory to same-host peers */
 	bool shm_get;            /* ob1's RGET to same-host peers (sctpt_peer_read) */
+	int shm_ring, shm_pull_min; /* the core's cfg.shm_ring, cfg.shm_pull_min */
+	bool shm_lend;           /* the core's cfg.shm_lend */
 
 	/* state */
 	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */

@@ -195,6 +195,24 @@ static int sctp_component_register(void)
 		 "test SCTP on one host). With btl vader, same-host traffic does not reach this BTL "
 		 "anyway.", 0 != def.shm, OPAL_INFO_LVL_4, &c->shm);
 
+	reg_int("shm_ring",
+		"Bytes of each shared-memory ring a same-host peer writes our messages into (a "
+		"power of two, 4 KiB to 64 MiB; one per ordered pair of processes that talk). A "
+		"record holds at most a quarter of it: the default lets an eager message of 64 KiB "
+		"be one record, which ob1 then reads where it lies",
+		512 * 1024, OPAL_INFO_LVL_5, &c->shm_ring);
+	reg_int("shm_pull_min",
+		"Core messages to a same-host peer from this many bytes on are not copied through "
+		"the ring: the receiver reads them from the sender's buffer (process_vm_readv). "
+		"-1: above the eager limit (eager messages through the ring, read in place; larger "
+		"ones by RGET, or pulled when RGET cannot be used); 0 forbids reading each other's "
+		"memory altogether (no RGET either)",
+		-1, OPAL_INFO_LVL_5, &c->shm_pull_min);
+	reg_bool("shm_lend",
+		 "Hand ob1 a message from a same-host peer where it lies in the ring (ob1 copies it "
+		 "out before the callback returns, so that is the only copy on this side); off: the "
+		 "core copies it into a buffer of its own first",
+		 0 != def.shm_lend, OPAL_INFO_LVL_5, &c->shm_lend);
 	reg_bool("shm_get",
 		 "Messages above the eager limit to processes on the same host by ob1's RDMA get "
 		 "protocol (RGET): the receiver copies the data straight from the sender's buffer "
@@ -707,6 +725,10 @@ static int sctp_open_endpoint(void)
 	cfg.sack_delay_ms = c->sack_delay;
 	cfg.sack_freq = c->sack_freq;
 	cfg.shm = c->shm;
+	cfg.shm_ring = (size_t)(c->shm_ring > 0 ? c->shm_ring : 0);
+	cfg.shm_pull_min = c->shm_pull_min < 0 ? mca_btl_sctp_module.super.btl_eager_limit + 1 :
+						  (size_t)c->shm_pull_min;
+	cfg.shm_lend = c->shm_lend;
 	cfg.handler.complete = sctp_complete;
 	cfg.handler.recv_buf = sctp_recv_buf;
 	cfg.handler.events = 1;

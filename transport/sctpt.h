@@ -176,6 +176,8 @@ struct sctpt_config {
 				  * sender's buffer (process_vm_readv) where the kernel lets it
 				  * (16 KiB); 0: everything is copied through the ring */
 	int shm_spin_us;         /* sctpt_wait polls the rings this long before sleeping (20) */
+	int shm_lend;            /* 1: a whole message from a ring reaches a handler with a
+				  * complete function where it lies, no copy (0: copied out) */
 	struct sctpt_handler handler; /* contexts no sctpt_handler_add claimed (lo/hi unused;
 				       * events 1 after sctpt_config_init) */
 	struct sctpt_ops ops;
@@ -243,9 +245,9 @@ struct sctpt_peer_stats {
 	uint64_t unclaimed;         /* messages dropped: no handler for their context */
 	/* same-host peers: 1 if our messages to it go through its ring, 2 if its messages come
 	 * through ours, 3 both; messages it read from our buffer; times its ring was full; times
-	 * we woke it */
+	 * we woke it; its messages we delivered where they lay in our ring (cfg.shm_lend) */
 	int shm;
-	uint64_t shm_pulls, shm_ring_full, shm_wakeups;
+	uint64_t shm_pulls, shm_ring_full, shm_wakeups, shm_lent;
 };
 
 enum sctpt_peer_state {

@@ -32,6 +32,7 @@ static struct sctpt_cqent *ent_get(struct sctpt_ep *ep)
 		return NULL;
 	e->rxb = NULL;
 	e->owned = NULL;
+	e->loan = NULL;
 	memset(&e->c, 0, sizeof(e->c));
 	e->c.entry_ = e;
 	return e;
@@ -41,6 +42,8 @@ static void ent_put(struct sctpt_ep *ep, struct sctpt_cqent *e)
 {
 	if (e->rxb)
 		sctpt_rxbuf_put(ep, e->rxb);
+	if (e->loan)
+		sctpt_shm_loan_end(ep, e->loan);
 	free(e->owned);
 	sctpt_pool_put(&ep->cq_pool, e);
 }
@@ -63,13 +66,15 @@ static void ent_queue(struct sctpt_ep *ep, struct sctpt_cqent *e, int hid)
 
 void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
 		   uint16_t stream, const uint8_t *data, size_t len, void *cookie,
-		   struct sctpt_rxbuf *rxb, void *owned, int status)
+		   struct sctpt_rxbuf *rxb, void *owned, struct sctpt_loan *loan, int status)
 {
 	struct sctpt_cqent *e = ent_get(ep);
 	if (!e) {
 		/* nowhere to say so but the peer: its messages can no longer be delivered */
 		if (rxb)
 			sctpt_rxbuf_put(ep, rxb);
+		if (loan)
+			sctpt_shm_loan_end(ep, loan);
 		free(owned);
 		if (p)
 			sctpt_peer_fail(ep, p, -ENOMEM);
@@ -83,7 +88,7 @@ void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const str
 	e->c.stream = stream;
 	e->c.len = len;
 	e->c.cookie = cookie;
-	if (status == 0 && !rxb && !owned && !cookie) {
+	if (status == 0 && !rxb && !owned && !loan && !cookie) {
 		/* the data is on loan (the staging buffer the caller keeps): copied; callers
 		 * hand over the buffer of anything larger than the inline room */
 		if (len > SCTPT_CQE_INLINE && !(owned = e->owned = malloc(len))) {
@@ -99,6 +104,7 @@ void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const str
 	} else {
 		e->rxb = rxb;
 		e->owned = owned;
+		e->loan = loan;
 	}
 	e->c.data = status == 0 ? data : NULL;
 	ent_queue(ep, e, hid);

@@ -43,6 +43,7 @@ void sctpt_config_init(struct sctpt_config *c)
 	c->shm_ring = 128 * 1024;
 	c->shm_pull_min = 16 * 1024;
 	c->shm_spin_us = 20;
+	c->shm_lend = 1;
 	const char *shm = getenv("SCTPT_SHM"); /* 0: every peer through the engine */
 	if (shm && *shm)
 		c->shm = atoi(shm);

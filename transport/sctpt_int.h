@@ -209,7 +209,8 @@ struct sctpt_cqent {
 	struct sctpt_cqe c;
 	int handler;
 	struct sctpt_rxbuf *rxb;   /* data lives in this staging buffer, or */
-	void *owned;               /* ... in this allocation, or inline below */
+	void *owned;               /* ... in this allocation, or */
+	struct sctpt_loan *loan;   /* ... in a same-host peer's ring, or inline below */
 	char what[SCTPT_CARD_MAX + 96];
 	uint8_t inline_data[SCTPT_CQE_INLINE];
 };
@@ -267,17 +268,18 @@ struct sctpt_ep {
 	struct sctpt_shm *shm;
 	int wait_fd;
 	struct sctpt_rxcur *cur_parked;
+	struct sctpt_loan *lent;   /* sctpt_rx_lent: the message being received lies in a ring */
 	void *engine;              /* the engine's own state (NULL for usrsctp) */
 };
 
 /* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
 /* The handler of a context (0: cfg.handler). */
 int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context);
-/* Queues a RECV entry for handler hid; the data moves with rxb or owned (one of them, or
- * neither: copied, or the handler's own recv_buf buffer). */
+/* Queues a RECV entry for handler hid; the data moves with rxb, owned or loan (one of them,
+ * or none: copied, or the handler's own recv_buf buffer). */
 void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
 		   uint16_t stream, const uint8_t *data, size_t len, void *cookie,
-		   struct sctpt_rxbuf *rxb, void *owned, int status);
+		   struct sctpt_rxbuf *rxb, void *owned, struct sctpt_loan *loan, int status);
 /* A send's completion entry is taken when the send is queued, so that it cannot fail to
  * complete later for want of memory; sctpt_cq_send queues it, sctpt_cq_drop returns it. */
 struct sctpt_cqent *sctpt_cq_reserve(struct sctpt_ep *ep);
@@ -323,6 +325,13 @@ int sctpt_receive(struct sctpt_ep *ep);
 void sctpt_rx_begin(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n);
 void sctpt_rx_account(struct sctpt_ep *ep, int to_scratch, size_t n);
 void sctpt_rx_end(struct sctpt_ep *ep);
+/* A whole message h (its len bytes at data) that stays where it lies, in a same-host peer's
+ * ring, until its entry is released (sctpt_shm_loan_end): 1 if taken (delivered, held for
+ * order as a copy, or dropped; loan is ended here unless an entry has it), 0 if it is not
+ * one to lend (the caller reads it through rx_begin as any other). */
+int sctpt_rx_lent(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		  const struct sctpt_hdr *h, const uint8_t *data, size_t len,
+		  struct sctpt_loan *loan);
 /* Gives back what p has half-received (recv_buf buffers come back with status) and what is
  * held for order. */
 void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status);

@@ -20,7 +20,7 @@ static void rxmsg_drop(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_r
 {
 	if (r->cookie && status)
 		sctpt_cq_recv(ep, r->handler, p, &r->hdr, r->stream, NULL, 0, r->cookie, NULL, NULL,
-			      status);
+			      NULL, status);
 	if (r->rxb)
 		sctpt_rxbuf_put(ep, r->rxb);
 	free(r->owned);
@@ -66,6 +66,7 @@ static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctp
 		return;
 	}
 	struct sctpt_rxbuf *rxb = NULL;
+	struct sctpt_loan *loan = NULL;
 	void *owned = NULL, *cookie = NULL;
 	if (r) {
 		rxb = r->rxb;
@@ -76,10 +77,13 @@ static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctp
 		r->cookie = NULL;
 		data = r->buf;
 		rxmsg_drop(ep, p, r, 0);
+	} else if (len > SCTPT_CQE_INLINE && ep->lent) {
+		loan = ep->lent; /* it stays in the ring until its entry is released */
+		ep->lent = NULL;
 	} else if (len > SCTPT_CQE_INLINE && take_stage(ep, &rxb) != 0) {
 		rxb = NULL; /* copied by the completion queue */
 	}
-	sctpt_cq_recv(ep, hid, p, h, stream, data, len, cookie, rxb, owned, 0);
+	sctpt_cq_recv(ep, hid, p, h, stream, data, len, cookie, rxb, owned, loan, 0);
 }
 
 /* A held message: keeps the staging buffer it is in, or a copy of a small one (as
@@ -91,7 +95,7 @@ static struct sctpt_rxmsg *hold_stage(struct sctpt_ep *ep, const struct sctpt_hd
 	struct sctpt_rxmsg *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	if (len > SCTPT_CQE_INLINE && take_stage(ep, &r->rxb) == 0) {
+	if (len > SCTPT_CQE_INLINE && !ep->lent && take_stage(ep, &r->rxb) == 0) {
 		r->buf = (uint8_t *)data; /* in r->rxb now */
 	} else if ((r->owned = malloc(len ? len : 1))) {
 		r->buf = r->owned;
@@ -559,6 +563,27 @@ void sctpt_rx_begin(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, 
 void sctpt_rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
 {
 	rx_account(ep, to_scratch, n);
+}
+
+int sctpt_rx_lent(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		  const struct sctpt_hdr *h, const uint8_t *data, size_t len,
+		  struct sctpt_loan *loan)
+{
+	const struct sctpt_hslot *s = &ep->handlers[sctpt_handler_of(ep, h->context)];
+	/* what begin_message would have put whole in the staging buffer, for a handler that
+	 * releases its entries as soon as it has seen them (a polled one may keep them) */
+	if (p->nrails || p->state == SCTPT_PEER_FAILED || stream >= ep->cfg.streams ||
+	    h->op != SCTPT_OP_DATA || h->offset != 0 || h->msg_len != len ||
+	    (h->flags & (SCTPT_F_FIRST | SCTPT_F_LAST)) != (SCTPT_F_FIRST | SCTPT_F_LAST) ||
+	    len > ep->cfg.frag_size || len <= SCTPT_CQE_INLINE || !s->used || !s->h.complete)
+		return 0;
+	p->sctp_msgs_in++;
+	ep->lent = loan;
+	complete(ep, p, h, stream, data, NULL);
+	if (ep->lent) /* copied (held for order), or dropped */
+		sctpt_shm_loan_end(ep, ep->lent);
+	ep->lent = NULL;
+	return 1;
 }
 
 void sctpt_rx_end(struct sctpt_ep *ep)

@@ -54,6 +54,7 @@
 #define CLOCK_EVERY 64               /* progress calls between looks at the clock (costly in a
 				      * virtual machine, and nothing here needs it sooner) */
 #define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+#define LOANS 64                     /* records of one ring lent to completions at once */
 
 /* epoll tags: low bits of a peer's address (calloc'd, 16-byte aligned) or of a pending
  * connection's */
@@ -67,6 +68,25 @@ struct ring {
 	uint32_t size;
 	void *map1, *map2;           /* receiver: header and data apart (data read-only) */
 	size_t len1, len2;
+};
+
+/*
+ * Records of a ring handed to completions where they lie (CLAN's in-place receive: no copy
+ * into a buffer of ours): the ring keeps their space from the sender until the entries are
+ * released, and its mapping outlives the peer while any is out. Oldest first.
+ */
+struct sctpt_loan {
+	struct loans *ls;
+	uint64_t start;              /* where its record starts in the ring */
+	int done;
+};
+
+struct loans {
+	struct sctpt_shm_peer *sp;   /* NULL once the ring is gone */
+	void *map;                   /* the ring's records: unmapped with the last loan then */
+	size_t len;
+	uint32_t head, n;
+	struct sctpt_loan slot[LOANS];
 };
 
 /* A pull being read: its piece of the receive path (ep->cur) between progress calls. */
@@ -96,9 +116,10 @@ struct sctpt_shm_peer {
 	struct ring in;
 	int pid;                     /* the sender, as the kernel told us */
 	uint64_t rpos, rpub;
+	struct loans *ls;            /* its records lent to completions (NULL: none yet) */
 	int suspect;                 /* looked empty while its sender said otherwise */
 	struct pull_rx pl;
-	uint64_t ring_full, npulls, wakeups;
+	uint64_t ring_full, npulls, wakeups, nlent;
 };
 
 /* An accepted connection whose HELLO has not come, or names a card not added yet. */
@@ -483,6 +504,14 @@ static void out_teardown(struct sctpt_shm *sh, struct sctpt_shm_peer *sp)
 
 static void in_teardown(struct sctpt_shm *sh, struct sctpt_shm_peer *sp)
 {
+	struct loans *ls = sp->ls;
+	if (ls && ls->n) { /* entries still read those records: the mapping goes with them */
+		ls->sp = NULL;
+		sp->in.map2 = NULL;
+	} else {
+		free(ls);
+	}
+	sp->ls = NULL;
 	ep_del(sh, sp->in_fd);
 	close_fd(&sp->in_fd);
 	close_fd(&sp->in_efd);
@@ -1087,13 +1116,15 @@ static void publish(struct sctpt_shm_peer *sp, int mode)
 {
 	struct ring *r = &sp->in;
 	uint64_t batch = mode == PUB_BATCH ? r->size / 4 : mode == PUB_CAUGHT_UP ? r->size / 16 : 0;
-	if (sp->rpos == sp->rpub)
+	/* read, but for records still lent to completions */
+	uint64_t pos = sp->ls && sp->ls->n ? sp->ls->slot[sp->ls->head].start : sp->rpos;
+	if (pos == sp->rpub)
 		return;
-	if (sp->rpos - sp->rpub < batch &&
+	if (pos - sp->rpub < batch &&
 	    !atomic_load_explicit(&r->hdr->sender_waiting, memory_order_relaxed))
 		return;
-	atomic_store_explicit(&r->hdr->read_pos, sp->rpos, memory_order_release);
-	sp->rpub = sp->rpos;
+	atomic_store_explicit(&r->hdr->read_pos, pos, memory_order_release);
+	sp->rpub = pos;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&r->hdr->sender_waiting, memory_order_relaxed)) {
 		atomic_store_explicit(&r->hdr->sender_waiting, 0, memory_order_relaxed);
@@ -1221,12 +1252,67 @@ static int pull_start(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, const stru
 	return pl->cur.in_stage ? pull_step(ep, sp) : 0;
 }
 
+void sctpt_shm_loan_end(struct sctpt_ep *ep, struct sctpt_loan *loan)
+{
+	struct loans *ls = loan->ls;
+	int moved = 0;
+	(void)ep;
+	loan->done = 1;
+	while (ls->n && ls->slot[ls->head].done) {
+		ls->head = (ls->head + 1) % LOANS;
+		ls->n--;
+		moved = 1;
+	}
+	if (!ls->sp) {
+		if (!ls->n) {
+			munmap(ls->map, ls->len);
+			free(ls);
+		}
+		return;
+	}
+	if (moved) /* as after reading: the sender may want the room */
+		publish(ls->sp, PUB_CAUGHT_UP);
+}
+
+/* A DATA record holding a whole message larger than what a completion carries inline, for a
+ * handler that releases it promptly: the completion points into the ring. 1 if lent. */
+static int lend(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, const struct sctpt_shm_rec *h,
+		const uint8_t *body, size_t pay)
+{
+	struct loans *ls = sp->ls;
+	uint8_t env[SCTPT_HDR_LEN]; /* ours: the sender may write on */
+	struct sctpt_hdr hdr;
+	if (!ls) {
+		if (!(ls = sp->ls = calloc(1, sizeof(*ls))))
+			return 0;
+		ls->sp = sp;
+		ls->map = sp->in.map2;
+		ls->len = sp->in.len2;
+	}
+	memcpy(env, body, SCTPT_HDR_LEN);
+	if (ls->n == LOANS || !ls->map || sctpt_hdr_decode(env, SCTPT_HDR_LEN, &hdr) != 0)
+		return 0; /* (a bad envelope: the usual path says what is wrong with it) */
+	struct sctpt_loan *l = &ls->slot[(ls->head + ls->n) % LOANS];
+	l->ls = ls;
+	l->start = sp->rpos - line_up(SCTPT_SHM_REC_LEN + (uint64_t)h->len);
+	l->done = 0;
+	ls->n++;
+	if (sctpt_rx_lent(ep, sp->p, h->stream, &hdr, body + SCTPT_HDR_LEN, pay, l)) {
+		sp->nlent++;
+		return 1;
+	}
+	ls->n--; /* not one to lend: untouched */
+	return 0;
+}
+
 /* A DATA record (header checked): a message or fragment, through the receive path. */
 static void data_record(struct sctpt_ep *ep, struct sctpt_shm_peer *sp,
 			const struct sctpt_shm_rec *h, const uint8_t *body)
 {
 	struct sctpt_rxcur *c = &ep->cur;
 	size_t pay = h->len - SCTPT_HDR_LEN;
+	if (pay > SCTPT_CQE_INLINE && ep->cfg.shm_lend && lend(ep, sp, h, body, pay))
+		return;
 	memcpy(ep->stage->data, body, SCTPT_HDR_LEN);
 	sctpt_rx_begin(ep, sp->p, h->stream, SCTPT_HDR_LEN);
 	if (!c->discard && pay) {
@@ -1552,6 +1638,7 @@ void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_pee
 	st->shm_pulls = sp->npulls;
 	st->shm_ring_full = sp->ring_full;
 	st->shm_wakeups = sp->wakeups;
+	st->shm_lent = sp->nlent;
 }
 
 /* ---- one-sided access to a peer's memory ---- */

@@ -87,4 +87,9 @@ int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *d
 
 void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_peer_stats *st);
 
+/* A completion that pointed into a ring was released: its record's room goes back to the
+ * sender (the ring's mapping goes with the last one once its peer is gone). */
+struct sctpt_loan;
+void sctpt_shm_loan_end(struct sctpt_ep *ep, struct sctpt_loan *loan);
+
 #endif

@@ -6,8 +6,11 @@
 # the median over the repetitions of each statistic and the ratio sctp/vader (latency: lower
 # is better; bandwidth: higher). Goals: 0-byte latency within 1.5x of vader's, bandwidth at
 # least 0.9x vader's from 64 KiB.
+# The last lines check the goals on the medians: 0-byte latency within 1.5x of vader's, the
+# 64 KiB latency ratio, and the lowest bandwidth ratio from 64 KiB up (at least 0.9x).
 # Environment: REPS (5), Q (iteration scale, 1 = OSU's counts), MAX (largest size, 4 MiB),
-# MIN (smallest), TESTS ("latency bw"), KEEP=1 (keep the raw outputs).
+# MIN (smallest), TESTS ("latency bw"), KEEP=1 (keep the raw outputs), SCTP_MCA (more
+# --mca settings for the sctp runs, e.g. "--mca btl_sctp_shm_get 0").
 set -u
 build=${1:?usage: shm_vader.sh <build dir>}
 build=$(cd "$build" && pwd) || exit 2
@@ -27,6 +30,8 @@ common=(--allow-run-as-root --oversubscribe --bind-to none -np 2 --mca pml ob1
 vader=(--mca btl self,vader)
 sctp=(--mca btl self,sctp --mca btl_sctp_if_include lo -x SCTPT_SHM=1
 	--mca mca_base_component_path "$build/ompi-btl/.libs${compdir:+:$compdir}")
+# shellcheck disable=SC2206
+[ -n "${SCTP_MCA:-}" ] && sctp+=(${SCTP_MCA})
 
 run() { # stack test rep
 	local -n extra=$1
@@ -52,8 +57,8 @@ for t in ${TESTS:-latency bw}; do
 	done
 done
 
-printf '# shm_vader: 2 ranks on one host (%s CPUs, load %s: a machine shared with other work), %s repetitions\n' \
-	"$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "$reps"
+printf '# shm_vader: 2 ranks on one host (%s CPUs, load %s: a machine shared with other work), %s repetitions%s\n' \
+	"$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "$reps" "${SCTP_MCA:+; sctp with $SCTP_MCA}"
 for t in ${TESTS:-latency bw}; do
 	unit=$([ "$t" = latency ] && echo "us" || echo "MB/s")
 	printf '# %s, %s: median of pieces (OSU mean)\n%-8s %18s %18s %12s %12s\n' "$t" "$unit" size \
@@ -68,3 +73,19 @@ for t in ${TESTS:-latency bw}; do
 				(vp > 0 ? sp / vp : 0), (vm > 0 ? sm / vm : 0) }'
 	done
 done
+
+# the goals, on the medians of pieces
+ratio() { # test size: sctp/vader
+	awk -v a="$(med "$2" 3 "$tmp"/sctp."$1".*)" -v b="$(med "$2" 3 "$tmp"/vader."$1".*)" \
+		'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+}
+if echo "${TESTS:-latency bw}" | grep -q latency && [ "${MIN:-0}" -le 0 ]; then
+	r0=$(ratio latency 0)
+	echo "# goal: 0-byte latency within 1.5x of vader's: ${r0}x $(awk -v r="$r0" 'BEGIN { print (r <= 1.5 ? "(met)" : "(not met)") }')"
+	[ "${MAX:-4194304}" -ge 65536 ] && echo "# 64 KiB latency: $(ratio latency 65536)x vader's"
+fi
+if echo "${TESTS:-latency bw}" | grep -q bw && [ "${MAX:-4194304}" -ge 65536 ]; then
+	worst=$(for size in $(grep -hv '^#' "$tmp"/vader.bw.* | awk '$1 >= 65536 {print $1}' | sort -gu); do
+		echo "$size $(ratio bw "$size")"; done | sort -k2 -g | head -1)
+	echo "# goal: bandwidth at least 0.9x vader's from 64 KiB: lowest ${worst#* }x (at ${worst%% *} B) $(awk -v r="${worst#* }" 'BEGIN { print (r >= 0.9 ? "(met)" : "(not met)") }')"
+fi

@@ -105,9 +105,12 @@ static void passive_atomics(MPI_Win win, int64_t *base, const char *flavor)
 		BT_EXPECT(got[i] > got[i - 1], "fetch_and_op tickets not increasing");
 	MPI_Barrier(MPI_COMM_WORLD);
 
-	/* compare-and-swap: a lock word at index 1, taken and released by each rank in turn */
+	/* compare-and-swap: a lock word at index 1, taken and released by each rank in turn
+	 * (bounded in time, not attempts: a rank trying on its own memory tries fast, while the
+	 * holder may wait for a CPU among oversubscribed ranks) */
 	int64_t taken = 0;
-	for (int attempt = 0; attempt < 100000 && !taken; attempt++) {
+	double give_up = MPI_Wtime() + 60;
+	while (!taken && MPI_Wtime() < give_up) {
 		int64_t me = rank + 1, zero = 0;
 		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
 		MPI_Compare_and_swap(&me, &zero, &prev, MPI_INT64_T, 0, 1, win);

@@ -7,12 +7,15 @@
  * not read until told.
  * Also one-sided reads and writes of a peer's memory (sctpt_peer_read/write), and what
  * sctpt_peer_mem says of them.
+ * And messages handed to the handler where they lie in the ring, which must not change under
+ * it while the sender fills the ring (and the same with that off).
  * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep|token|rw|
- *                       rw_nopull]...
+ *                       rw_nopull|lend|lend_off]...
  */
 #include "test_sctpt_shm_harness.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -344,6 +347,55 @@ static int body_token(struct sh_rank *r)
 	return 0;
 }
 
+/* ---- messages delivered where they lie in the ring (cfg.shm_lend) ---- */
+
+#define LEND_N 2000
+static int lend_on, lend_spoiled;
+
+/* Inside the handler, while the sender fills the 4 KiB ring as fast as it can: a message lent
+ * from the ring must keep its bytes until the handler returns. */
+static void lend_recheck(const struct sctpt_cqe *c)
+{
+	for (int k = 0; k < 2; k++)
+		sched_yield(); /* the sender's turn, if it shares our CPU */
+	for (volatile int k = 0; k < 2000; k++)
+		;
+	lend_spoiled += check_pattern(c->data, c->len, sh_seed(c->context, c->tag, c->len)) != 0;
+}
+
+static void conf_lend(int rank, struct sctpt_config *c)
+{
+	c->shm_ring = 4096; /* records of up to 976 bytes: lent from 257 on */
+	c->shm_lend = rank == 0 ? lend_on : 1;
+}
+
+static int body_lend(struct sh_rank *r)
+{
+	if (r->rank == 1) {
+		for (int i = 0; i <= LEND_N; i++) {
+			uint32_t ctx = 1 + (uint32_t)i % 2; /* 2: unordered */
+			size_t len = i ? 260 + (size_t)(i * 53) % 700 : 0;
+			CHECK(sh_send(r, 0, ctx, i, ctx == 2 ? SCTPT_SEND_UNORDERED : 0, len, 1 + i % 2) >=
+				      0, "send %d", i);
+		}
+		sh_drain(r, 0);
+		sh_barrier(r);
+		return 0;
+	}
+	sh_on_recv = lend_recheck;
+	sh_drain(r, LEND_N + 1);
+	sh_on_recv = NULL;
+	CHECK(check_recvs(r, 1) == LEND_N + 1, "messages missing");
+	struct sctpt_peer_stats *st = sh_stats(r, 1);
+	CHECK(lend_spoiled == 0, "%d lent messages changed under their handler", lend_spoiled);
+	CHECK(lend_on ? st->shm_lent > 0 : st->shm_lent == 0, "%llu messages lent",
+	      (unsigned long long)st->shm_lent);
+	printf("  %d messages intact, %llu of them read where they lay in the ring\n", LEND_N + 1,
+	       (unsigned long long)st->shm_lent);
+	sh_barrier(r);
+	return 0;
+}
+
 /* ---- one-sided reads and writes of a peer's memory ---- */
 
 #define RW_LEN (1u << 20)
@@ -392,7 +444,7 @@ static int body_rw(struct sh_rank *r)
 int main(int argc, char **argv)
 {
 	static const char *all[] = {"wrap", "sizes", "sizes_nopull", "pass", "pass_nopull",
-				    "many", "sleep", "token", "rw", "rw_nopull"};
+				    "many", "sleep", "token", "rw", "rw_nopull", "lend", "lend_off"};
 	int failed = 0, n = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 0; i < n; i++) {
@@ -419,6 +471,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(t, "rw_nopull")) {
 			rw_allowed = 0;
 			failed |= sh_run(t, 2, 60, conf_nopull, body_rw, -1);
+		} else if (!strcmp(t, "lend")) {
+			lend_on = 1;
+			failed |= sh_run(t, 2, 120, conf_lend, body_lend, -1);
+		} else if (!strcmp(t, "lend_off")) {
+			lend_on = 0;
+			failed |= sh_run(t, 2, 120, conf_lend, body_lend, -1);
 		} else if (!strcmp(t, "sleep")) {
 			failed |= sh_run(t, 2, 60, NULL, body_sleep, -1);
 		} else {

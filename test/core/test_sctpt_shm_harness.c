@@ -30,6 +30,8 @@ static void *on_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t
 	return *cookie;
 }
 
+void (*sh_on_recv)(const struct sctpt_cqe *c);
+
 static void on_complete(void *arg, const struct sctpt_cqe *c)
 {
 	(void)arg;
@@ -54,6 +56,8 @@ static void on_complete(void *arg, const struct sctpt_cqe *c)
 		lg.recvs++;
 		m->intact = check_pattern(c->data, c->len, sh_seed(c->context, c->tag, c->len)) == 0;
 		m->in_own_buf = c->cookie && c->data == c->cookie;
+		if (m->intact && sh_on_recv)
+			sh_on_recv(c);
 		free(c->cookie);
 		break;
 	case SCTPT_CQE_SEND:

@@ -68,6 +68,9 @@ int sh_send(struct sh_rank *r, int to, uint32_t context, int32_t tag, unsigned f
 	    int iovcnt);
 /* Progresses until the log has want RECV entries (and every send completed). */
 void sh_drain(struct sh_rank *r, int want_recvs);
+/* Called (when set) with every intact message after the log took it, still inside the
+ * handler: the data must stay as it is until the handler returns. */
+extern void (*sh_on_recv)(const struct sctpt_cqe *c);
 /* Contexts from 100 up get their large messages in buffers of their own (recv_buf). */
 #define SH_OWN_BUF_CTX 100
 
