@@ -14,8 +14,10 @@
  * Receiving: records are read where they lie, checked (bounds, sequence, kind) on a private
  * copy of their header, and fed to the core's own receive path (ep->cur, the staging buffer,
  * reassembly, order, completions), parked beside the engine's so a message half-read from
- * SCTP is not disturbed. A faulty peer's ring can make us fail that peer, never make us touch
- * memory outside the segment.
+ * SCTP is not disturbed. A whole message larger than what a completion carries inline goes to
+ * a handler with a complete function where it lies in the ring (CLAN's in-place receive,
+ * cfg.shm_lend): its room goes back to the sender once the entry is released. A faulty peer's
+ * ring can make us fail that peer, never make us touch memory outside the segment.
  */
 #include "sctpt_int.h"
 #include "sctpt_shm_proto.h"
