@@ -198,16 +198,17 @@ static int sctp_component_register(void)
 	reg_int("shm_ring",
 		"Bytes of each shared-memory ring a same-host peer writes our messages into (a "
 		"power of two, 4 KiB to 64 MiB; one per ordered pair of processes that talk). A "
-		"record holds at most a quarter of it: the default lets an eager message of 64 KiB "
-		"be one record, which ob1 then reads where it lies",
-		512 * 1024, OPAL_INFO_LVL_5, &c->shm_ring);
+		"record holds at most a quarter of it (512 KiB lets a 64 KiB eager message be one "
+		"record, read where it lies: more bandwidth at 64 KiB, but a larger ring is colder "
+		"and costs latency at every size)",
+		(int)def.shm_ring, OPAL_INFO_LVL_5, &c->shm_ring);
 	reg_int("shm_pull_min",
 		"Core messages to a same-host peer from this many bytes on are not copied through "
 		"the ring: the receiver reads them from the sender's buffer (process_vm_readv). "
 		"-1: above the eager limit (eager messages through the ring, read in place; larger "
 		"ones by RGET, or pulled when RGET cannot be used); 0 forbids reading each other's "
 		"memory altogether (no RGET either)",
-		-1, OPAL_INFO_LVL_5, &c->shm_pull_min);
+		(int)def.shm_pull_min, OPAL_INFO_LVL_5, &c->shm_pull_min);
 	reg_bool("shm_lend",
 		 "Hand ob1 a message from a same-host peer where it lies in the ring (ob1 copies it "
 		 "out before the callback returns, so that is the only copy on this side); off: the "
