@@ -16,10 +16,13 @@
  * ch3_hybrid_send.c renames its call to the core). A PUT, GET, FOP or CAS packet that can go
  * as RDMA becomes work requests, and what its flags ask of the target (a fence's counter, a
  * flush's or unlock's acknowledgement) follows as a data-less PUT_IMMED packet. Synchronisation
- * stays CH3's: every other RMA packet to a peer waits until the RDMA work issued to that peer
- * before it has completed, and Writes are confirmed placed by a 1-byte Read behind them (the
- * iWARP layer serves a Read only after every earlier segment of the QP is placed), so a
- * packet that completes an epoch at the target never overtakes the data.
+ * stays CH3's, and a packet that completes an epoch at the target (a follow-up, FLUSH,
+ * UNLOCK, DECR_AT_COUNTER) must not overtake the data: it goes as an iWARP Send on the same
+ * QP (RDMAP delivers a Send only after every earlier Write of the QP is placed), or, when
+ * that cannot keep CH3's order (a packet of the same window and target went over the core
+ * before it, or the peer's receives are used up), it waits with every other RMA packet to the
+ * peer until the RDMA work issued before it has completed, Writes confirmed placed by a
+ * 1-byte Read behind them (served only after every earlier segment of the QP is placed).
  */
 #ifndef CH3_HYBRID_H_INCLUDED
 #define CH3_HYBRID_H_INCLUDED
@@ -35,7 +38,15 @@ struct sctph_piece {
 	uint32_t len;
 };
 
-enum sctph_kind { SCTPH_PUT, SCTPH_GET, SCTPH_ATOMIC, SCTPH_ACC, SCTPH_FENCE };
+enum sctph_kind {
+	SCTPH_PUT, SCTPH_GET, SCTPH_ATOMIC, SCTPH_ACC,
+	SCTPH_FENCE,                /* the ordering Read */
+	SCTPH_SEND,                 /* a CH3 packet as an iWARP Send */
+	SCTPH_CREDIT,               /* receives given back: a Write of the count consumed */
+};
+
+/* Receive buffers each QP keeps posted for packets sent as iWARP Sends; the sender's credit. */
+#define SCTPH_RECVS 32
 
 /* One MPI operation (or an ordering fence) on its way as work requests; the id of each. */
 struct sctph_op {
@@ -75,10 +86,19 @@ struct sctph_peer {
 	uint64_t fence_to;
 	uint64_t issued, done;      /* work requests issued (posted or in the backlog), completed */
 	int dirty;                  /* Writes issued since the last fence Read */
+	uint64_t reads;             /* Reads of MPI data not completed (a Send could be served
+				     * before their data is read at the target) */
 	uint64_t last_to;           /* the last Write's target range and STag: a Terminate */
 	uint32_t last_len, last_stag; /* it caused may fail a later work request */
 	int busy;                   /* on the busy list */
 	struct sctph_op *backlog, *backlog_tail;   /* ops with work requests not yet posted */
+	uint64_t sends;             /* packets sent to it as iWARP Sends */
+	uint64_t placed_at;         /* our Writes are placed once it took this many of them */
+	uint32_t credit_stag;       /* where to write how many of its Sends we consumed */
+	uint64_t credit_to;
+	uint64_t consumed, reported;  /* its Sends we took, and told it about */
+	uint64_t consumed_word;     /* the credit Write's source */
+	MPIDI_CH3_Pkt_t *rbuf;      /* SCTPH_RECVS receive buffers */
 	struct sctph_held *held, *held_tail;
 	struct sctph_peer *next_busy;
 };
@@ -91,10 +111,13 @@ struct sctph_win {
 	uint32_t *stags;            /* by window rank: the target's STag, 0: no RDMA to it */
 	int *rank_of;               /* by process-group rank: window rank, or -1 */
 	unsigned char *core_acc;    /* by window rank: an accumulate went as a CH3 packet */
+	unsigned char *core_op;     /* by window rank: an operation went as a CH3 packet since the
+				     * last packet that closes an epoch (its order matters) */
 };
 
 struct sctph_stats {
 	uint64_t puts, gets, atomics, fences, put_bytes, get_bytes, wrs, held, fallback;
+	uint64_t qp_sends, qp_recvs;
 };
 
 /* Environment settings (MPICH_HYBRID_*), read when the iWARP layer opens. */
@@ -103,6 +126,7 @@ struct sctph_env {
 	int atomics;                /* MPICH_HYBRID_ATOMICS: RFC 7306 atomics (1) */
 	int max_wrs;                /* MPICH_HYBRID_MAX_PIECES: more pieces go as packets (256) */
 	int stats;                  /* MPICH_HYBRID_STATS: per-rank RDMA counts at MPI_Finalize */
+	int sends;                  /* MPICH_HYBRID_SENDS: closing packets as iWARP Sends (1) */
 };
 
 struct sctph {
@@ -112,6 +136,8 @@ struct sctph {
 	uint32_t local_stag;        /* the whole address space, local access only */
 	uint32_t fence_stag;        /* fence_word, readable by peers */
 	uint64_t fence_word;
+	uint64_t *credits;          /* by process-group rank: how many of our Sends it consumed */
+	uint32_t credit_stag;
 	struct sctph_peer *peer;    /* by core peer id (sctpc.npeer_vc) */
 	struct sctph_peer *busy;    /* peers with a backlog or held packets */
 	struct sctph_env env;
@@ -129,6 +155,7 @@ void sctph_issue(struct sctph_peer *p, struct sctph_op *op);
 int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned flags,
 	       const struct iovec *iov, int iovcnt, void *cookie);
 int sctph_peer_quiet(const struct sctph_peer *p);
+int sctph_send_packet(struct sctph_peer *p, const MPIDI_CH3_Pkt_t * pkt, void *cookie);
 void sctph_fatal(const char *fmt, ...) ATTRIBUTE((format(printf, 1, 2), noreturn));
 
 /* ch3_hybrid_rma.c: the send path's packets, taken over as RDMA or passed on; the

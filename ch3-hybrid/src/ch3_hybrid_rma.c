@@ -160,14 +160,23 @@ static struct sctph_op *issue(int peer, enum sctph_kind kind, enum iw_wr_opcode 
 /*
  * What the target must still do for an operation whose data went as RDMA: count it for its
  * epoch, acknowledge a flush, release a lock. A PUT_IMMED without data does exactly that at
- * the target (finish_op_on_target); it goes through the send path, so it is held until the
- * RDMA before it is done.
+ * the target (finish_op_on_target); it goes through the send path, so it never overtakes the
+ * RDMA before it.
  */
+static void send_pkt_now(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * f, size_t len)
+{
+	MPIR_Request *req = NULL;
+	if (MPIDI_CH3_iStartMsg(vc, f, (intptr_t) len, &req) != MPI_SUCCESS)
+		sctph_fatal("the packet completing an RDMA operation for rank %d could not be sent",
+			    vc->pg_rank);
+	if (req)
+		MPIR_Request_free(req);
+}
+
 static void follow_up(MPIDI_VC_t * vc, MPI_Win target_win, MPI_Win source_win, void *addr,
 		      int flags)
 {
 	MPIDI_CH3_Pkt_t f;
-	MPIR_Request *req = NULL;
 
 	if (!flags)
 		return;
@@ -179,11 +188,29 @@ static void follow_up(MPIDI_VC_t * vc, MPI_Win target_win, MPI_Win source_win, v
 	f.put.datatype = MPI_BYTE;
 	f.put.target_win_handle = target_win;
 	f.put.source_win_handle = source_win;
-	if (MPIDI_CH3_iStartMsg(vc, &f, sizeof(f.put), &req) != MPI_SUCCESS)
-		sctph_fatal("the packet completing an RDMA operation for rank %d could not be sent",
-			    vc->pg_rank);
-	if (req)
-		MPIR_Request_free(req);
+	send_pkt_now(vc, &f, sizeof(f.put));
+}
+
+/*
+ * The same for a read operation (GET, a fetching atomic; a non-fetching atomic too: its
+ * response says it was applied). CH3's acknowledgement of its flush or unlock is made here
+ * when the data arrives; the fence or PSCW count follows, and the unlock as an UNLOCK packet
+ * that asks for no acknowledgement. Both wait until the operation is done.
+ */
+static void follow_up_read(MPIDI_VC_t * vc, MPI_Win target_win, MPI_Win source_win,
+			   void *addr, int flags)
+{
+	MPIDI_CH3_Pkt_t f;
+
+	follow_up(vc, target_win, source_win, addr, flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER);
+	if (!(flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK))
+		return;
+	memset(&f, 0, sizeof(f));
+	f.unlock.type = MPIDI_CH3_PKT_UNLOCK;
+	f.unlock.target_win_handle = target_win;
+	f.unlock.source_win_handle = source_win;
+	f.unlock.pkt_flags = MPIDI_CH3_PKT_FLAG_RMA_UNLOCK_NO_ACK;
+	send_pkt_now(vc, &f, sizeof(f.unlock));
 }
 
 /* A PUT: Writes from the packet's data (already gathered whole by the send path). */
@@ -235,13 +262,6 @@ static int put(int peer, const MPIDI_CH3_Pkt_put_t * pk, const struct iovec *iov
 	return 0;		/* the packet's request completes with the Writes */
 }
 
-/* Flags a read operation leaves to a follow-up packet: its flush is acknowledged locally
- * (the data arrived), an unlock and a fence or PSCW count need the target. */
-static int read_follow_flags(int flags)
-{
-	return flags & (MPIDI_CH3_PKT_FLAG_RMA_UNLOCK | MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER);
-}
-
 static void start_read_op(struct sctph_op *op, MPIR_Request * rreq, const struct target *t,
 			  int flags)
 {
@@ -277,8 +297,7 @@ static int get(int peer, const MPIDI_CH3_Pkt_get_t * g)
 	sctph.st.gets++;
 	sctph.st.get_bytes += op->bytes;
 	sctph_issue(&sctph.peer[peer], op);
-	follow_up(t.vc, g->target_win_handle, t.win->handle, g->addr,
-		  read_follow_flags(g->pkt_flags));
+	follow_up_read(t.vc, g->target_win_handle, t.win->handle, g->addr, g->pkt_flags);
 	return 1;		/* nothing left of the packet */
 }
 
@@ -333,8 +352,7 @@ static int atomic(int peer, struct target *t, MPIR_Request * rreq, void *cookie,
 	start_read_op(op, rreq, t, flags);
 	sctph.st.atomics++;
 	sctph_issue(&sctph.peer[peer], op);
-	/* the atomic's response means it was applied: a flush is acknowledged here */
-	follow_up(t->vc, target_win, t->win->handle, addr, read_follow_flags(flags));
+	follow_up_read(t->vc, target_win, t->win->handle, addr, flags);
 	return rreq ? 1 : 0;
 }
 
@@ -507,6 +525,99 @@ static int is_op(const MPIDI_CH3_Pkt_t * pkt)
 	return pkt->type >= MPIDI_CH3_PKT_PUT && pkt->type <= MPIDI_CH3_PKT_CAS_IMMED;
 }
 
+#define CLOSE_FLAGS (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK | \
+		     MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER)
+
+/* The origin's window of a packet, and its flags (-1 when it has none). */
+static MPI_Win pkt_win(const MPIDI_CH3_Pkt_t * pkt, int *flags)
+{
+	MPIR_Request *rreq = NULL;
+	*flags = -1;
+	switch (pkt->type) {
+	case MPIDI_CH3_PKT_PUT:
+	case MPIDI_CH3_PKT_PUT_IMMED:
+		*flags = pkt->put.pkt_flags;
+		return pkt->put.source_win_handle;
+	case MPIDI_CH3_PKT_ACCUMULATE:
+	case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+		*flags = pkt->accum.pkt_flags;
+		return pkt->accum.source_win_handle;
+	case MPIDI_CH3_PKT_GET:
+		*flags = pkt->get.pkt_flags;
+		rreq = request_of(pkt->get.request_handle);
+		break;
+	case MPIDI_CH3_PKT_GET_ACCUM:
+	case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+		*flags = pkt->get_accum.pkt_flags;
+		rreq = request_of(pkt->get_accum.request_handle);
+		break;
+	case MPIDI_CH3_PKT_FOP:
+	case MPIDI_CH3_PKT_FOP_IMMED:
+		*flags = pkt->fop.pkt_flags;
+		rreq = request_of(pkt->fop.request_handle);
+		break;
+	case MPIDI_CH3_PKT_CAS_IMMED:
+		*flags = pkt->cas.pkt_flags;
+		rreq = request_of(pkt->cas.request_handle);
+		break;
+	case MPIDI_CH3_PKT_FLUSH:
+		*flags = MPIDI_CH3_PKT_FLAG_RMA_FLUSH;
+		return pkt->flush.source_win_handle;
+	case MPIDI_CH3_PKT_UNLOCK:
+		*flags = pkt->unlock.pkt_flags | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK;
+		return pkt->unlock.source_win_handle;
+	case MPIDI_CH3_PKT_DECR_AT_COUNTER:
+		*flags = pkt->decr_at_cnt.pkt_flags | MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER;
+		return pkt->decr_at_cnt.source_win_handle;
+	default:
+		return MPI_WIN_NULL;
+	}
+	return rreq ? rreq->dev.source_win_handle : MPI_WIN_NULL;
+}
+
+/*
+ * Which packets of a window went to the target over the core since the last one that closed
+ * an epoch there: a packet that closes an epoch may go as an iWARP Send (ahead of packets
+ * still on their way over the core) only when there are none. After a closing packet CH3
+ * waits for its effect (an acknowledgement, the fence's barrier, the next post) before it
+ * sends more to the target in that window, and operations that ask for a lock wait for the
+ * grant, so neither is left pending.
+ */
+static void note_core(int peer, const MPIDI_CH3_Pkt_t * pkt)
+{
+	struct target t;
+	int flags;
+	MPI_Win h = pkt_win(pkt, &flags);
+
+	if (flags == -1 || find_target(peer, h, &t))
+		return;
+	if (flags & CLOSE_FLAGS)
+		t.sw->core_op[t.rank] = 0;
+	else if (is_op(pkt) && !(flags & LOCK_FLAGS))
+		t.sw->core_op[t.rank] = 1;
+}
+
+/*
+ * A packet that closes an epoch, alone (no data), that may go as an iWARP Send: nothing of
+ * its window and target is on its way over the core, or held here, and no Read is in flight
+ * (the target may deliver a Send before it has read a Read's data: an unlock must not).
+ */
+static int send_as_rdma(struct sctph_peer *p, int peer, const MPIDI_CH3_Pkt_t * pkt,
+			int iovcnt, void *cookie)
+{
+	struct target t;
+	int flags;
+	MPI_Win h;
+
+	if (iovcnt != 1 || p->held || p->reads || MPIR_IS_THREADED)
+		return -1;
+	h = pkt_win(pkt, &flags);
+	if (flags == -1 || !(flags & CLOSE_FLAGS) || is_op(pkt) || find_target(peer, h, &t) ||
+	    t.sw->core_op[t.rank])
+		return -1;
+	return sctph_send_packet(p, pkt, cookie);
+}
+
 int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
 	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie)
 {
@@ -526,7 +637,12 @@ int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t
 		sctph.st.fallback++;
 		note_core_acc(peer, pkt);
 	}
-	if (sctph_peer_quiet(p))
+	if (sctph_peer_quiet(p)) {
+		note_core(peer, pkt);
 		return sctpt_send(ep, peer, context, tag, flags, iov, iovcnt, cookie);
+	}
+	if (send_as_rdma(p, peer, pkt, iovcnt, cookie) == 0)
+		return 0;	/* its completion comes when the Send has left */
+	note_core(peer, pkt);
 	return sctph_hold(p, context, tag, flags, iov, iovcnt, cookie);
 }

@@ -62,6 +62,7 @@ static void config(void)
 	sctph.env.atomics = env_int("MPICH_HYBRID_ATOMICS", 1, 0, 1);
 	sctph.env.max_wrs = env_int("MPICH_HYBRID_MAX_PIECES", 256, 1, 1 << 20);
 	sctph.env.stats = env_int("MPICH_HYBRID_STATS", 0, 0, 1);
+	sctph.env.sends = env_int("MPICH_HYBRID_SENDS", 1, 0, 1);
 }
 
 static void rnic_free(void)
@@ -71,8 +72,13 @@ static void rnic_free(void)
 	sctph.rnic = NULL;
 	sctph.pd = NULL;
 	sctph.cq = NULL;
+	if (sctph.peer)
+		for (int i = 0; i < sctpc.npeer_vc; i++)
+			MPL_free(sctph.peer[i].rbuf);
 	MPL_free(sctph.peer);
 	sctph.peer = NULL;
+	MPL_free(sctph.credits);
+	sctph.credits = NULL;
 }
 
 /* 0: RDMA available; -1: not (disabled, or the layer would not open: packets carry all). */
@@ -86,7 +92,9 @@ int sctph_open(void)
 	if (!sctph.env.rdma || !sctpc.ep || sctpc.rank + 1 > (int) IW_QPN_MAX)
 		return -1;
 	sctph.peer = MPL_calloc((size_t) sctpc.npeer_vc + 1, sizeof(*sctph.peer), MPL_MEM_RMA);
-	rc = sctph.peer ? 0 : -ENOMEM;
+	sctph.credits = MPL_calloc((size_t) sctpc.npeer_vc + 1, sizeof(*sctph.credits),
+				   MPL_MEM_RMA);
+	rc = sctph.peer && sctph.credits ? 0 : -ENOMEM;
 	if (!rc)
 		rc = iw_open(sctpc.ep, NULL, &sctph.rnic);
 	if (!rc)
@@ -102,6 +110,12 @@ int sctph_open(void)
 	if (!rc)
 		rc = iw_reg_mr(sctph.pd, &sctph.fence_word, sizeof(sctph.fence_word),
 			       IW_ACCESS_LOCAL_READ | IW_ACCESS_REMOTE_READ, &sctph.fence_stag);
+	/* where peers write how many of our Sends they took (one word per rank) */
+	if (!rc)
+		rc = iw_reg_mr(sctph.pd, sctph.credits,
+			       ((size_t) sctpc.npeer_vc + 1) * sizeof(*sctph.credits),
+			       IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE |
+			       IW_ACCESS_REMOTE_WRITE, &sctph.credit_stag);
 	if (rc) {
 		fprintf(stderr, "ch3:hybrid: rank %d: no RDMA (iWARP layer: %s): one-sided "
 			"operations go as CH3 packets\n", sctpc.rank,
@@ -114,13 +128,25 @@ int sctph_open(void)
 	return 0;
 }
 
-/* The queue pair to vc's process (made once, connected at once: the peer makes its own QP
- * before the window exchange that lets us use it). 0, or -1: no RDMA to it. */
+static void post_recv(struct sctph_peer *p, int peer, int i)
+{
+	struct iw_sge sge = {.addr = &p->rbuf[i], .length = sizeof(p->rbuf[i]),
+		.stag = sctph.local_stag };
+	struct iw_recv_wr wr = {.wr_id = ((uint64_t) peer << 16) | (uint64_t) i, .sg_list = &sge,
+		.num_sge = 1 };
+	if (iw_post_recv(p->qp, &wr) != 0)
+		sctph_fatal("posting a receive for rank %d's packets failed: %s",
+			    sctpc.peer_vc[peer] ? sctpc.peer_vc[peer]->pg_rank : -1, iw_last_error());
+}
+
+/* The queue pair to vc's process (made once, connected at once, its receives posted: the
+ * peer makes its own QP before the window exchange that lets us use it). 0, or -1: no RDMA
+ * to it. */
 int sctph_qp(MPIDI_VC_t * vc)
 {
 	struct sctph_peer *p;
 	struct iw_qp_attr qa = {.send_cq = sctph.cq, .recv_cq = sctph.cq, .max_send_wr = SQ_DEPTH,
-		.max_recv_wr = 1 };
+		.max_recv_wr = SCTPH_RECVS };
 	int rc;
 
 	if (sctph.opened <= 0 || vc->ch.peer < 0 || vc->ch.peer >= sctpc.npeer_vc ||
@@ -130,15 +156,20 @@ int sctph_qp(MPIDI_VC_t * vc)
 	if (p->qp)
 		return 0;
 	qa.qpn = (uint32_t) vc->pg_rank + 1;
-	rc = iw_qp_create(sctph.pd, &qa, &p->qp);
+	p->rbuf = MPL_malloc(SCTPH_RECVS * sizeof(*p->rbuf), MPL_MEM_RMA);
+	rc = p->rbuf ? iw_qp_create(sctph.pd, &qa, &p->qp) : -ENOMEM;
 	if (!rc)
 		rc = iw_qp_connect(p->qp, vc->ch.peer, (uint32_t) sctpc.rank + 1);
+	for (int i = 0; !rc && i < SCTPH_RECVS; i++)
+		post_recv(p, vc->ch.peer, i);
 	if (rc) {
 		fprintf(stderr, "ch3:hybrid: rank %d: no RDMA queue pair to rank %d: %s\n",
 			sctpc.rank, vc->pg_rank, iw_last_error());
 		if (p->qp)
 			iw_qp_destroy(p->qp);
 		p->qp = NULL;
+		MPL_free(p->rbuf);
+		p->rbuf = NULL;
 		return -1;
 	}
 	return 0;
@@ -155,6 +186,8 @@ struct sctph_op *sctph_op_new(enum sctph_kind kind, int peer, int npieces)
 	op->nwr = npieces;
 	return op;
 }
+
+static const char *wc_status(enum iw_wc_status s);
 
 static void mark_busy(struct sctph_peer *p)
 {
@@ -176,6 +209,10 @@ static const char *kind_name(enum sctph_kind k)
 		return "atomic (MPI_Fetch_and_op / MPI_Get_accumulate / MPI_Compare_and_swap)";
 	case SCTPH_ACC:
 		return "Fetch-and-Add (MPI_Accumulate)";
+	case SCTPH_SEND:
+		return "Send (a CH3 packet)";
+	case SCTPH_CREDIT:
+		return "Write (receive credits)";
 	default:
 		return "ordering Read";
 	}
@@ -222,7 +259,11 @@ static int post_backlog(struct sctph_peer *p)
 void sctph_issue(struct sctph_peer *p, struct sctph_op *op)
 {
 	op->pending = op->nwr;
-	p->issued += (uint64_t) op->nwr;
+	/* credit Writes order nothing: packets never wait for them */
+	if (op->kind != SCTPH_CREDIT)
+		p->issued += (uint64_t) op->nwr;
+	if (op->opcode == IW_WR_READ && op->kind != SCTPH_FENCE)
+		p->reads += (uint64_t) op->nwr;
 	sctph.st.wrs += (uint64_t) op->nwr;
 	op->next = NULL;
 	if (p->backlog_tail)
@@ -235,10 +276,18 @@ void sctph_issue(struct sctph_peer *p, struct sctph_op *op)
 		mark_busy(p);
 }
 
+/* Our Writes to the peer are placed: none since the last ordering Read, and it took the
+ * Sends that followed the ones before. */
+static int placed(const struct sctph_peer *p)
+{
+	int r = peer_rank((int) (p - sctph.peer));
+	return !p->dirty && (!p->placed_at || (r >= 0 && sctph.credits[r] >= p->placed_at));
+}
+
 /* Nothing of ours to this peer is in flight: a packet may go at once. */
 int sctph_peer_quiet(const struct sctph_peer *p)
 {
-	return !p->held && p->done == p->issued && !p->dirty;
+	return !p->held && p->done == p->issued && placed(p);
 }
 
 /* Holds a packet behind the work issued so far; Writes not yet confirmed get a fence Read. */
@@ -247,7 +296,7 @@ int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned fla
 {
 	struct sctph_held *h;
 
-	if (p->dirty) {
+	if (!placed(p)) {
 		struct sctph_op *op = sctph_op_new(SCTPH_FENCE, (int) (p - sctph.peer), 1);
 		op->opcode = IW_WR_READ;
 		op->stag = p->fence_stag;
@@ -255,6 +304,7 @@ int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned fla
 		op->pc[0].remote = p->fence_to;
 		op->pc[0].len = 1;
 		p->dirty = 0;
+		p->placed_at = 0;
 		sctph.st.fences++;
 		sctph_issue(p, op);
 	}
@@ -312,10 +362,10 @@ static int release(struct sctph_peer *p)
 static void local_ack(const struct sctph_op *op)
 {
 	MPIR_Win *w;
-	/* CH3 counted an acknowledgement for a read operation's flush: the data is here, so
-	 * the target has served it */
-	if (!(op->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ||
-	    (op->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK))
+	/* CH3 counted an acknowledgement for a read operation's flush or unlock: the data is
+	 * here (the atomic's result: it was applied), so the target has served it; the unlock
+	 * follows without asking for one */
+	if (!(op->pkt_flags & (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK)))
 		return;
 	MPIR_Win_get_ptr(op->win, w);
 	if (MPIDI_CH3I_RMA_Handle_ack(w, op->target_rank) != MPI_SUCCESS)
@@ -340,9 +390,103 @@ static void op_done(struct sctph_op *op)
 		local_ack(op);
 		send_done(op->cookie, 0);
 		break;
+	case SCTPH_SEND:
+		send_done(op->cookie, 0);
+		break;
 	case SCTPH_FENCE:
+	case SCTPH_CREDIT:
 		break;
 	}
+}
+
+/*
+ * A packet as an iWARP Send on the peer's QP, behind the work issued before it; 0 (its
+ * completion comes when the Send has left), or -1 when the peer's receives may be used up
+ * (it reports what it took with Writes into sctph.credits).
+ */
+int sctph_send_packet(struct sctph_peer *p, const MPIDI_CH3_Pkt_t * pkt, void *cookie)
+{
+	int peer = (int) (p - sctph.peer), r = peer_rank(peer);
+	struct sctph_op *op;
+	MPIDI_CH3_Pkt_t *copy;
+
+	if (!sctph.env.sends || !p->qp || !p->credit_stag || r < 0 ||
+	    p->sends - sctph.credits[r] >= SCTPH_RECVS)
+		return -1;
+	op = MPL_realloc(sctph_op_new(SCTPH_SEND, peer, 1),
+			 sizeof(*op) + sizeof(op->pc[0]) + sizeof(*copy), MPL_MEM_RMA);
+	if (!op)
+		sctph_fatal("out of memory for a packet");
+	copy = (MPIDI_CH3_Pkt_t *) (void *) ((char *) op + sizeof(*op) + sizeof(op->pc[0]));
+	memcpy(copy, pkt, sizeof(*copy));
+	op->opcode = IW_WR_SEND;
+	op->cookie = cookie;
+	op->pc[0].local = copy;
+	op->pc[0].len = sizeof(*copy);
+	p->sends++;
+	sctph.st.qp_sends++;
+	/* when the peer reports this Send taken, the Writes before it are placed */
+	if (p->dirty) {
+		p->dirty = 0;
+		p->placed_at = p->sends;
+	}
+	sctph_issue(p, op);
+	return 0;
+}
+
+/* Tells the peer how many of its Sends we took: it regains credit, and learns that the
+ * Writes it sent before them are placed. */
+static void report_credit(struct sctph_peer *p, int peer)
+{
+	struct sctph_op *op;
+	if (p->consumed == p->reported)
+		return;
+	op = sctph_op_new(SCTPH_CREDIT, peer, 1);
+	op->opcode = IW_WR_WRITE;
+	op->stag = p->credit_stag;
+	p->consumed_word = p->consumed;
+	op->pc[0].local = &p->consumed_word;
+	op->pc[0].remote = p->credit_to + (uint64_t) sctpc.rank * sizeof(uint64_t);
+	op->pc[0].len = sizeof(p->consumed_word);
+	p->reported = p->consumed;
+	sctph_issue(p, op);
+}
+
+/* A packet that came as an iWARP Send: its receive is posted again, then CH3 handles it as
+ * ch3:sctp's progress engine would (these packets have no data). */
+static void recv_done(const struct iw_wc *wc)
+{
+	int peer = (int) (wc->wr_id >> 16), i = (int) (wc->wr_id & 0xffff);
+	struct sctph_peer *p;
+	MPIDI_CH3_Pkt_t pkt;
+	MPIDI_VC_t *vc;
+	MPIR_Request *rreq = NULL;
+	intptr_t n = 0;
+
+	if (peer >= sctpc.npeer_vc || i >= SCTPH_RECVS || !(vc = sctpc.peer_vc[peer]))
+		sctph_fatal("a receive completion for an unknown buffer (%#llx)",
+			    (unsigned long long) wc->wr_id);
+	/* the QP went to error: the peer closed its endpoint (MPI_Finalize) or was lost, which
+	 * ch3:sctp reports, or a Terminate, which the send side reports */
+	if (wc->status == IW_WC_WR_FLUSH_ERR)
+		return;
+	if (wc->status != IW_WC_SUCCESS)
+		sctph_fatal("receiving a packet from rank %d as an iWARP Send failed: %s (iWARP "
+			    "status %d)", vc->pg_rank, wc_status(wc->status), (int) wc->status);
+	p = &sctph.peer[peer];
+	memcpy(&pkt, &p->rbuf[i], sizeof(pkt));
+	post_recv(p, peer, i);
+	p->consumed++;
+	sctph.st.qp_recvs++;
+	report_credit(p, peer);
+	if (wc->byte_len != sizeof(pkt) || pkt.type < 0 || pkt.type >= MPIDI_CH3_PKT_END_CH3)
+		sctph_fatal("a packet from rank %d as an iWARP Send is malformed (%u bytes, type %d)",
+			    vc->pg_rank, wc->byte_len, (int) pkt.type);
+	if (vc->state == MPIDI_VC_STATE_INACTIVE)
+		MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
+	if (sctpc.pkt[pkt.type] (vc, &pkt, NULL, &n, &rreq) != MPI_SUCCESS || rreq || n)
+		sctph_fatal("CH3 could not handle a packet (type %d) from rank %d", (int) pkt.type,
+			    vc->pg_rank);
 }
 
 /* What a Terminate's codes mean (RFC 5040 s7, RFC 5041 s7), for the common ones. */
@@ -422,19 +566,41 @@ static void wc_failed(const struct sctph_op *op, const struct iw_wc *wc)
 		    op->stag);
 }
 
+/* A Terminate came while nothing of ours was outstanding on the QP (numbered after the
+ * peer's rank): a Write that had already left was refused. */
+static void term_alone(const struct iw_wc *wc)
+{
+	int rank = (int) wc->qpn - 1;
+	const struct sctph_peer *p = NULL;
+
+	for (int i = 0; i < sctpc.npeer_vc && !p; i++)
+		if (peer_rank(i) == rank)
+			p = &sctph.peer[i];
+	if (p && p->last_len)
+		sctph_fatal("RDMA Write (MPI_Put) to rank %d failed: the target refused the access: "
+			    "%s (Terminate layer %u type %u code %#x; the last Write to it: target "
+			    "address %#llx, %u bytes, STag %#x)", rank, term_text(&wc->term),
+			    wc->term.layer, wc->term.etype, wc->term.ecode,
+			    (unsigned long long) p->last_to, p->last_len, p->last_stag);
+	sctph_fatal("RDMA queue pair %u (rank %d) failed: the target sent a Terminate: %s (layer "
+		    "%u type %u code %#x)", wc->qpn, rank, term_text(&wc->term), wc->term.layer,
+		    wc->term.etype, wc->term.ecode);
+}
+
 static void wc_done(const struct iw_wc *wc)
 {
 	struct sctph_op *op = (struct sctph_op *) (uintptr_t) wc->wr_id;
 	struct sctph_peer *p;
 
 	if (!op)
-		sctph_fatal("RDMA queue pair %u failed: Terminate layer %u type %u code %#x: %s",
-			    wc->qpn, wc->term.layer, wc->term.etype, wc->term.ecode,
-			    term_text(&wc->term));
+		term_alone(wc);
 	if (wc->status != IW_WC_SUCCESS)
 		wc_failed(op, wc);
 	p = &sctph.peer[op->peer];
-	p->done++;
+	if (op->kind != SCTPH_CREDIT)
+		p->done++;
+	if (op->opcode == IW_WR_READ && op->kind != SCTPH_FENCE)
+		p->reads--;
 	if (p->held)
 		mark_busy(p);
 	if (--op->pending)
@@ -448,8 +614,12 @@ static int poll_cq(void)
 	struct iw_wc wc[32];
 	int n, total = 0;
 	while ((n = iw_poll_cq(sctph.cq, 32, wc)) > 0) {
-		for (int i = 0; i < n; i++)
-			wc_done(&wc[i]);
+		for (int i = 0; i < n; i++) {
+			if (wc[i].opcode == IW_WC_RECV)
+				recv_done(&wc[i]);
+			else
+				wc_done(&wc[i]);
+		}
 		total += n;
 	}
 	return total;
@@ -496,12 +666,14 @@ static void print_stats(void)
 		iw_rnic_stats(sctph.rnic, &is);
 	fprintf(stderr, "ch3:hybrid: rank %d RDMA: %llu puts (%llu bytes), %llu gets (%llu "
 		"bytes), %llu atomics, %llu work requests, %llu ordering reads, %llu packets held "
-		"behind RDMA, %llu operations as CH3 packets; iWARP: %llu segments sent, %llu "
+		"behind RDMA, %llu packets as iWARP Sends (%llu received), %llu operations as CH3 "
+		"packets; iWARP: %llu segments sent, %llu "
 		"received, %llu bytes placed, %llu dropped, %llu Terminates sent, %llu received\n",
 		sctpc.rank, (unsigned long long) s->puts, (unsigned long long) s->put_bytes,
 		(unsigned long long) s->gets, (unsigned long long) s->get_bytes,
 		(unsigned long long) s->atomics, (unsigned long long) s->wrs,
 		(unsigned long long) s->fences, (unsigned long long) s->held,
+		(unsigned long long) s->qp_sends, (unsigned long long) s->qp_recvs,
 		(unsigned long long) s->fallback, (unsigned long long) is.segs_sent,
 		(unsigned long long) is.segs_recv, (unsigned long long) is.bytes_placed,
 		(unsigned long long) is.dropped, (unsigned long long) is.terms_sent,

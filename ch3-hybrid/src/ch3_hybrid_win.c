@@ -58,15 +58,17 @@ static void win_free_state(struct sctph_win *sw)
 	MPL_free(sw->stags);
 	MPL_free(sw->rank_of);
 	MPL_free(sw->core_acc);
+	MPL_free(sw->core_op);
 	MPL_free(sw);
 }
 
 /*
  * What each rank contributes to the exchange: its window STag, its fence word (STag and
- * address: the target of ordering Reads), or zeros without RDMA. Every rank takes part, RDMA
- * or not: it is collective.
+ * address: the target of ordering Reads), its credit words (where peers write how many of its
+ * Sends they took), or zeros without RDMA. Every rank takes part, RDMA or not: it is
+ * collective.
  */
-enum { X_STAG, X_FENCE_STAG, X_FENCE_TO, X_N };
+enum { X_STAG, X_FENCE_STAG, X_FENCE_TO, X_CREDIT_STAG, X_CREDIT_TO, X_N };
 
 static int exchange(MPIR_Win * w, struct sctph_win *sw)
 {
@@ -89,6 +91,8 @@ static int exchange(MPIR_Win * w, struct sctph_win *sw)
 		x[me * X_N + X_STAG] = sw->stag;
 		x[me * X_N + X_FENCE_STAG] = sctph.fence_stag;
 		x[me * X_N + X_FENCE_TO] = (uint64_t) (uintptr_t) & sctph.fence_word;
+		x[me * X_N + X_CREDIT_STAG] = sctph.credit_stag;
+		x[me * X_N + X_CREDIT_TO] = (uint64_t) (uintptr_t) sctph.credits;
 	}
 	mpi_errno = MPIR_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, X_N, MPI_UINT64_T,
 				   w->comm_ptr, &errflag);
@@ -103,6 +107,8 @@ static int exchange(MPIR_Win * w, struct sctph_win *sw)
 		p = &sctph.peer[vc->ch.peer];
 		p->fence_stag = (uint32_t) x[r * X_N + X_FENCE_STAG];
 		p->fence_to = x[r * X_N + X_FENCE_TO];
+		p->credit_stag = (uint32_t) x[r * X_N + X_CREDIT_STAG];
+		p->credit_to = x[r * X_N + X_CREDIT_TO];
 		sw->stags[r] = (uint32_t) x[r * X_N + X_STAG];
 	}
   fn_exit:
@@ -129,8 +135,9 @@ static int gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * inf
 	sw->size = n;
 	sw->stags = MPL_calloc((size_t) n, sizeof(*sw->stags), MPL_MEM_RMA);
 	sw->core_acc = MPL_calloc((size_t) n, 1, MPL_MEM_RMA);
+	sw->core_op = MPL_calloc((size_t) n, 1, MPL_MEM_RMA);
 	sw->rank_of = MPL_malloc((size_t) (sctpc.npeer_vc + 1) * sizeof(int), MPL_MEM_RMA);
-	if (!sw->stags || !sw->core_acc || !sw->rank_of) {
+	if (!sw->stags || !sw->core_acc || !sw->core_op || !sw->rank_of) {
 		win_free_state(sw);
 		MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
 	}
