@@ -11,7 +11,6 @@ lib=$(ls "$HYB"/lib/libmpi.so.* 2>/dev/null | head -n 1)
 for sym in sctpt_send iw_post_send; do
 	nm "$lib" | grep -q " T $sym\$" || die "$lib does not contain $sym"
 done
-SCTP=$(hybrid_build ch3:sctp) || exit $?
 for np in 2 4; do
 	out=$(run_on "$HYB" "$np" "$(hybrid_prog btl_p2p "$HYB")") ||
 		{ echo "$out"; die "btl_p2p on $np ranks over ch3:hybrid failed"; }

@@ -3,50 +3,20 @@
 # if needed (cached, see scripts/mpich-build.sh), compiles MPI programs with each mpicc and
 # runs them with each mpiexec (Hydra). Environment from Makefile.am: top_srcdir, SANITIZERS.
 # Exit codes: 0 pass, 1 fail, 77 skip.
-. "$(dirname "$0")/../common.sh"
-
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_srcdir=$(cd "$top_srcdir" && pwd)
-# MPICH is not built with sanitizers: these run in the gcc pass only.
-[ "${SANITIZERS:-no}" = no ] || skip "MPICH is not built with sanitizers: the ch3 tests run in the gcc pass"
-# SCTP between the ranks of this one host (the core's shared memory would carry it otherwise)
-export SCTPT_SHM=${SCTPT_SHM:-0}
 RUN_TIMEOUT=${RUN_TIMEOUT:-180}
+# ch3_common.sh: the sanitizer skip, SCTPT_SHM=0, ch3_build and ch3_prog, and ch3:sctp built
+# (the reference, in $PREFIX)
+. "$(dirname "$0")/ch3_common.sh"
 
-# hybrid_build DEVICE: the install prefix (the first build takes 20-30 minutes)
-hybrid_build() {
-	local out rc
-	out=$("$top_srcdir/scripts/mpich-build.sh" --device "$1" 2>&1); rc=$?
-	if [ $rc -ne 0 ]; then
-		echo "$out" | tail -n 30 >&2
-		echo "$out" | grep -q 'apt-get source mpich failed\|apt-get source needs' &&
-			skip "MPICH's source is not available (apt-get source mpich)"
-		die "scripts/mpich-build.sh --device $1 failed"
-	fi
-	echo "$out" | tail -n 1
-}
-
-HYB=$(hybrid_build ch3:hybrid) || exit $?
+HYB=$(ch3_build ch3:hybrid) || exit $?
 [ -x "$HYB/bin/mpiexec" ] || die "$HYB/bin/mpiexec missing"
-BIN=$PWD/hybrid-bin
-mkdir -p "$BIN"
+SCTP=$PREFIX
+HBIN=$PWD/hybrid-bin
 
 # hybrid_prog NAME PREFIX: NAME.c (test/ch3, test/btl) compiled once with PREFIX's mpicc, into
-# $BIN/<prefix's device>/; concurrent tests compile to a temporary name and rename.
+# $HBIN/<prefix's device>/
 hybrid_prog() {
-	local name=$1 prefix=$2 dir src d
-	dir=$BIN/$(basename "$(dirname "$prefix")")
-	for d in ch3 btl; do
-		src=$top_srcdir/test/$d/$name.c
-		[ -f "$src" ] && break
-	done
-	if [ ! -x "$dir/$name" ] || [ "$src" -nt "$dir/$name" ] || [ "$prefix/bin/mpicc" -nt "$dir/$name" ]; then
-		mkdir -p "$dir"
-		"$prefix/bin/mpicc" -O2 -Wno-stringop-overflow -include stddef.h -I"$top_srcdir/test/btl" \
-			-o "$dir/$name.$$" "$src" -lpthread || die "$prefix/bin/mpicc could not compile $src"
-		mv -f "$dir/$name.$$" "$dir/$name"
-	fi
-	echo "$dir/$name"
+	ch3_prog "$1" "$2/bin/mpicc" "$HBIN/$(basename "$(dirname "$2")")"
 }
 
 # run_on PREFIX NP PROG ARGS...: PROG on NP ranks of this host; prints its output

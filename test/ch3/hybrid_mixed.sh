@@ -4,7 +4,6 @@
 # checked by the program, on 2, 3 and 4 ranks over ch3:hybrid: the same CHECK lines as over
 # ch3:sctp, RDMA used by every rank that had a partner, no Terminate.
 . "$(dirname "$0")/hybrid_common.sh"
-SCTP=$(hybrid_build ch3:sctp) || exit $?
 for np in 2 3 4; do
 	ref=$(run_on "$SCTP" "$np" "$(hybrid_prog hybrid_mixed "$SCTP")" 42) ||
 		{ echo "$ref"; die "hybrid_mixed on $np ranks over ch3:sctp failed"; }

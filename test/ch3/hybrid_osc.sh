@@ -5,7 +5,6 @@
 # packets) and as over ch3:hybrid with MPICH_HYBRID_RDMA=0; every rank moved data by RDMA and
 # no Terminate was exchanged (MPICH_HYBRID_STATS=1).
 . "$(dirname "$0")/hybrid_common.sh"
-SCTP=$(hybrid_build ch3:sctp) || exit $?
 for np in 2 4 8; do
 	max=$((4 << 20))
 	[ "$np" -eq 8 ] && max=$((1 << 20))
