@@ -139,9 +139,15 @@ int mca_btl_sctp_rdma_open(void)
 		.deregister_mem = sctp_rcache_deregister,
 	};
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	struct iw_rnic_attr attr;
 	int rc;
 
-	rc = iw_open(c->ep, NULL, &c->rnic);
+	/* work posted in a row (a window of puts, then the flush's Read) goes to the core at the
+	 * next progress call, in as few messages as it fits: osc rdma always progresses (flush,
+	 * unlock, fence, waiting for a get) before it needs the data to have left */
+	iw_rnic_attr_init(&attr);
+	attr.defer_tx = 1;
+	rc = iw_open(c->ep, &attr, &c->rnic);
 	if (0 == rc)
 		rc = iw_pd_alloc(c->rnic, &c->pd);
 	if (0 == rc)

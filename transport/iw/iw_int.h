@@ -15,6 +15,11 @@
  * most its tx slots plus two socket buffers in flight, far fewer). */
 #define IW_RX_WINDOW 8192u
 #define IW_SLOT_HDR (IW_UNTAGGED_HLEN + IW_ATOMIC_REQ_LEN + IW_UNTAGGED_HLEN)
+/* A bundle: consecutive ordered segments of one QP with the same fence in one core message,
+ * each behind a 4-byte big-endian length; its tag is the fence with IW_BUNDLE_TAG set. */
+#define IW_BUNDLE_TAG 0x80000000u
+#define IW_BUNDLE_MAX 32      /* segments */
+#define IW_BUNDLE_BYTES 16384 /* segment bytes: small segments only (large ones go alone) */
 
 struct iw_mr {
 	int used, valid;
@@ -115,6 +120,8 @@ struct iw_slot {
 	struct iovec iov[1 + IW_MAX_SGE];
 	uint8_t hdr[IW_SLOT_HDR];
 	void *buf;            /* payload copy this slot owns (Read Responses), or NULL */
+	struct iw_slot *bnext; /* the next slot of its bundle (one core message, one completion) */
+	uint8_t blen[4];      /* its length inside a bundle */
 };
 
 struct iw_rnic {

@@ -197,7 +197,7 @@ int iw_post_send(struct iw_qp *qp, const struct iw_send_wr *wr)
 	iw_engine(r);
 out:
 	pthread_mutex_unlock(&r->lock);
-	if (rc == 0)
+	if (rc == 0 && !r->attr.defer_tx)
 		iw_flush(r);
 	return rc;
 }

@@ -196,36 +196,103 @@ void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status)
 	r->slots_busy--;
 }
 
+static size_t slot_len(const struct iw_slot *s)
+{
+	size_t n = 0;
+	for (int i = 0; i < s->iovcnt; i++)
+		n += s->iov[i].iov_len;
+	return n;
+}
+
+/* Whether s may follow head in its bundle (both ordered, same QP connection and fence). */
+static int bundles_with(const struct iw_slot *head, const struct iw_slot *s)
+{
+	return !s->flags && s->peer == head->peer && s->context == head->context &&
+	       s->tag == head->tag;
+}
+
+/* Takes the next core message off the queue (lock held): one slot, or a bundle of ordered
+ * segments chained on bnext; fills iov and returns the iovec count. */
+static int take_message(struct iw_rnic *r, struct iovec *iov, int max_iov)
+{
+	struct iw_slot *head = r->outq, *last = head, *s;
+	size_t bytes = slot_len(head);
+	int n = 1, k = 0;
+
+	if (!head->flags && bytes <= IW_BUNDLE_BYTES)
+		for (s = head->next; s && n < IW_BUNDLE_MAX && bundles_with(head, s); s = s->next) {
+			size_t b = slot_len(s);
+			if (bytes + b > IW_BUNDLE_BYTES || (n + 1) * (2 + IW_MAX_SGE) > max_iov)
+				break;
+			bytes += b;
+			last->bnext = s;
+			last = s;
+			n++;
+		}
+	r->outq = last->next;
+	if (!r->outq)
+		r->outq_tail = NULL;
+	last->bnext = NULL;
+	if (n == 1) {
+		memcpy(iov, head->iov, (size_t)head->iovcnt * sizeof(*iov));
+		return head->iovcnt;
+	}
+	for (s = head; s; s = s->bnext) {
+		uint32_t len = (uint32_t)slot_len(s);
+		s->blen[0] = (uint8_t)(len >> 24);
+		s->blen[1] = (uint8_t)(len >> 16);
+		s->blen[2] = (uint8_t)(len >> 8);
+		s->blen[3] = (uint8_t)len;
+		iov[k].iov_base = s->blen;
+		iov[k++].iov_len = 4;
+		memcpy(iov + k, s->iov, (size_t)s->iovcnt * sizeof(*iov));
+		k += s->iovcnt;
+	}
+	head->tag = (int32_t)((uint32_t)head->tag | IW_BUNDLE_TAG);
+	r->st.bundles++;
+	return k;
+}
+
+/* Every slot of the message that starts at s is done (lock held). */
+static void message_done(struct iw_rnic *r, struct iw_slot *s, int status)
+{
+	while (s) {
+		struct iw_slot *next = s->bnext;
+		iw_slot_done(r, s, status);
+		s = next;
+	}
+}
+
 /*
  * Hands the queued segments to the core in queue order, without the RNIC's lock (posting and
  * polling need not wait for the core). One thread at a time: the core keeps a context's
  * messages in the order of the sctpt_send calls, and a QP's MSNs and fences were given in
  * queue order, so two threads sending at once could swap two of a QP's segments. A thread
  * that finds another at it leaves its segments to that one, which loops until none is left.
+ * Runs of small ordered segments of one QP go as one message (a bundle): a message costs the
+ * core a packet and a system call, whatever its size.
  */
 void iw_flush(struct iw_rnic *r)
 {
+	struct iovec iov[IW_BUNDLE_MAX * (2 + IW_MAX_SGE)];
+
 	pthread_mutex_lock(&r->lock);
 	if (r->flushing) {
 		pthread_mutex_unlock(&r->lock);
 		return;
 	}
 	r->flushing = 1;
-	for (;;) {
+	while (r->outq) {
 		struct iw_slot *s = r->outq;
-		if (!s)
-			break;
-		r->outq = s->next;
-		if (!r->outq)
-			r->outq_tail = NULL;
+		int n = take_message(r, iov, (int)(sizeof(iov) / sizeof(iov[0])));
 		pthread_mutex_unlock(&r->lock);
-		int rc = sctpt_send(r->ep, s->peer, s->context, s->tag, s->flags, s->iov, s->iovcnt, s);
+		int rc = sctpt_send(r->ep, s->peer, s->context, s->tag, s->flags, iov, n, s);
 		pthread_mutex_lock(&r->lock);
-		/* 0: its one SEND completion frees the slot (rnic_complete; perhaps already, in
+		/* 0: its one SEND completion frees the slots (rnic_complete; perhaps already, in
 		 * another thread: s is not ours to touch). 1 (handed to SCTP) and < 0 (refused)
-		 * have no completion: the slot is done now. */
+		 * have no completion: the slots are done now. */
 		if (rc != 0) {
-			iw_slot_done(r, s, rc > 0 ? 0 : rc);
+			message_done(r, s, rc > 0 ? 0 : rc);
 			iw_engine(r);
 		}
 	}
@@ -294,6 +361,38 @@ static void hold(struct iw_qp *qp, const uint8_t *d, size_t len, uint32_t fence)
 	qp->r->st.held++;
 }
 
+/* An ordered segment with its fence (lock held). */
+static void ordered_input(struct iw_qp *qp, const uint8_t *d, size_t len, uint32_t fence)
+{
+	if (qp->state == IW_QPS_ERROR)
+		iw_rx_segment(qp, d, len); /* only a Terminate still matters: no fence */
+	else if (qp->held || !fence_reached(qp, fence))
+		hold(qp, d, len, fence);
+	else
+		iw_rx_segment(qp, d, len);
+}
+
+/* A bundle's segments, in order, all with its fence (lock held). */
+static void bundle_input(struct iw_rnic *r, struct iw_qp *qp, const uint8_t *d, size_t len,
+			 uint32_t fence)
+{
+	static const struct iw_term bad = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
+	size_t off = 0;
+
+	r->st.segs_recv--; /* counted per segment below */
+	while (off < len && r->qp[qp->qpn] == qp) {
+		uint32_t n;
+		if (len - off < 4 || (n = (uint32_t)d[off] << 24 | (uint32_t)d[off + 1] << 16 |
+					  (uint32_t)d[off + 2] << 8 | d[off + 3]) > len - off - 4) {
+			iw_qp_fail(qp, &bad, NULL, 0, NULL); /* a bundle cut short */
+			return;
+		}
+		r->st.segs_recv++;
+		ordered_input(qp, d + off + 4, n, fence);
+		off += 4 + (size_t)n;
+	}
+}
+
 /* A received segment (lock held); c->context is one of ours. */
 static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
 {
@@ -303,6 +402,10 @@ static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
 	struct iw_qp *qp = qpn <= IW_QPN_MAX ? r->qp[qpn] : NULL;
 	if (!qp || qp->state == IW_QPS_IDLE || qp->peer != c->peer) {
 		r->st.dropped++;
+		return;
+	}
+	if ((uint32_t)c->tag & IW_BUNDLE_TAG) {
+		bundle_input(r, qp, d, c->len, (uint32_t)c->tag & IW_FENCE_MASK);
 		return;
 	}
 	/* Our senders send exactly the non-Last tagged segments unordered (iw_verbs.h). */
@@ -330,11 +433,7 @@ static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
 		if (r->qp[qpn] == qp)
 			drain_held(qp);
 	} else {
-		uint32_t fence = (uint32_t)c->tag & IW_FENCE_MASK;
-		if (qp->held || !fence_reached(qp, fence))
-			hold(qp, d, c->len, fence);
-		else
-			iw_rx_segment(qp, d, c->len);
+		ordered_input(qp, d, c->len, (uint32_t)c->tag & IW_FENCE_MASK);
 	}
 }
 
@@ -358,7 +457,7 @@ static void rnic_complete(void *arg, const struct sctpt_cqe *c)
 	if (c->kind == SCTPT_CQE_RECV && c->status == 0) {
 		segment_input(r, c);
 	} else if (c->kind == SCTPT_CQE_SEND) {
-		iw_slot_done(r, c->cookie, c->status);
+		message_done(r, c->cookie, c->status);
 	} else if (c->kind == SCTPT_CQE_EVENT && (c->ev.type == SCTPT_EV_ASSOC_DOWN ||
 						 c->ev.type == SCTPT_EV_ASSOC_RESTART ||
 						 c->ev.type == SCTPT_EV_PEER_CLOSED)) {

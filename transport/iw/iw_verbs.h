@@ -72,6 +72,9 @@ struct iw_rnic_attr {
 	int progress_thread;    /* 1: a thread runs sctpt_wait + iw_progress (0) */
 	int progress_interval_ms; /* that thread's sctpt_wait timeout (1) */
 	uint32_t context_base;  /* the RNIC's contexts: this + QP number (IW_CONTEXT_BASE) */
+	/* 1: iw_post_send queues its segments and the next iw_progress (or core completion)
+	 * hands them to the core, so work posted in a row leaves in few messages (0) */
+	int defer_tx;
 };
 
 struct iw_rnic_stats {
@@ -79,6 +82,7 @@ struct iw_rnic_stats {
 	uint64_t dropped;       /* segments for unknown/unconnected QPs or from another peer */
 	uint64_t held;          /* ordered segments that waited for their fence */
 	uint64_t terms_sent, terms_recv;
+	uint64_t bundles;       /* core messages that carried several ordered segments */
 };
 
 void iw_rnic_attr_init(struct iw_rnic_attr *attr);
