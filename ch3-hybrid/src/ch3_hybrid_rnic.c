@@ -95,8 +95,15 @@ int sctph_open(void)
 	sctph.credits = MPL_calloc((size_t) sctpc.npeer_vc + 1, sizeof(*sctph.credits),
 				   MPL_MEM_RMA);
 	rc = sctph.peer && sctph.credits ? 0 : -ENOMEM;
-	if (!rc)
-		rc = iw_open(sctpc.ep, NULL, &sctph.rnic);
+	if (!rc) {
+		struct iw_rnic_attr attr;
+
+		/* work posted outside progress (an epoch's puts, the Send closing it) leaves at
+		 * the next progress call, in as few core messages as it fits */
+		iw_rnic_attr_init(&attr);
+		attr.defer_tx = 1;
+		rc = iw_open(sctpc.ep, &attr, &sctph.rnic);
+	}
 	if (!rc)
 		rc = iw_pd_alloc(sctph.rnic, &sctph.pd);
 	if (!rc)
@@ -651,10 +658,13 @@ int sctph_progress(struct sctpt_ep *ep)
 	if (sctph.opened <= 0)
 		return n;
 	n += iw_progress(sctph.rnic);
-	n += poll_cq();
+	int done = poll_cq();
 	if (sctph.busy)
-		n += work_busy();
-	return n;
+		done += work_busy();
+	/* what completions and released packets posted leaves before progress returns */
+	if (done)
+		iw_progress(sctph.rnic);
+	return n + done;
 }
 
 static void print_stats(void)

@@ -84,11 +84,14 @@ static inline void wait_wc(struct rank_ctx *rc, struct iw_cq *cq, struct iw_wc *
 		pump(rc);
 }
 
+static int defer_mode; /* open_rnic: attr.defer_tx */
+
 static void open_rnic(struct rank_ctx *rc, int threaded, size_t seg)
 {
 	struct iw_rnic_attr a;
 	iw_rnic_attr_init(&a);
 	a.progress_thread = threaded;
+	a.defer_tx = defer_mode;
 	if (seg)
 		a.seg_size = seg;
 	thread_mode = threaded;

@@ -5,8 +5,10 @@
  * canaries around, refills the buffer and answers with a Send; rank 0 RDMA-Reads it back and
  * checks every byte. Also: a multi-segment Send into a scattered receive, fetch-add and
  * compare-swap with their returned values, and ordinary sctpt messages flowing both ways on
- * another context during the transfers. Run once with the caller driving progress and once
- * with the RNIC's own progress thread.
+ * another context during the transfers; 200 small Writes in a row then a Send (they go in
+ * bundles: several segments per core message), the receiver checking every one. Run with the
+ * caller driving progress and with the RNIC's own progress thread, each with segments handed
+ * to the core at posting and deferred to progress (attr.defer_tx).
  */
 #include "iw_test.h"
 
@@ -320,6 +322,48 @@ static int body(struct rank_ctx *rc, int threaded)
 		}
 		ctl_send(rc, &w, sizeof(w));
 	}
+	/* 200 small Writes (distinct lengths and contents) posted back to back, then a Send:
+	 * the Writes travel in bundles, and the Send must still find every one placed. */
+	if (rc->rank == 0) {
+		struct note n;
+		recv_note(rc, qp, rcq, note_in, nin, &n); /* rank 1 has cleared its buffer */
+		for (uint64_t i = 0; i < 200; i++) {
+			fill_pattern(buf + i * 64, 1 + i % 60, (uint32_t)(5000 + i));
+			struct iw_sge sg = {buf + i * 64, (uint32_t)(1 + i % 60), stag};
+			struct iw_send_wr wr = {.wr_id = 2000 + i, .opcode = IW_WR_WRITE,
+						.sg_list = &sg, .num_sge = 1, .remote_stag = tgt.stag,
+						.remote_to = tgt.addr + i * 64};
+			CHECK(iw_post_send(qp, &wr) == 0, "post small write %llu: %s",
+			      (unsigned long long)i, iw_last_error());
+		}
+		struct iw_wc wc;
+		for (uint64_t i = 0; i < 200; i++) {
+			wait_wc(rc, scq, &wc);
+			CHECK(wc.status == IW_WC_SUCCESS && wc.wr_id == 2000 + i, "small write %llu: "
+			      "wc %d id %llu", (unsigned long long)i, wc.status,
+			      (unsigned long long)wc.wr_id);
+		}
+		note_out = (struct note){200, 0, 4};
+		send_note(rc, qp, scq, &note_out, nout);
+		recv_note(rc, qp, rcq, note_in, nin, &n);
+		CHECK(n.step == 5, "note step %u", n.step);
+	} else {
+		struct note n;
+		memset(buf, 0, 200 * 64);
+		note_out = (struct note){0, 0, 0};
+		send_note(rc, qp, scq, &note_out, nout);
+		recv_note(rc, qp, rcq, note_in, nin, &n);
+		CHECK(n.step == 4, "note step %u", n.step);
+		for (uint64_t i = 0; i < 200; i++) {
+			CHECK(check_pattern(buf + i * 64, 1 + i % 60, (uint32_t)(5000 + i)) == 0,
+			      "small write %llu: data differs", (unsigned long long)i);
+			for (uint64_t j = 1 + i % 60; j < 64; j++)
+				CHECK(buf[i * 64 + j] == 0, "small write %llu: byte %llu written",
+				      (unsigned long long)i, (unsigned long long)j);
+		}
+		note_out = (struct note){0, 0, 5};
+		send_note(rc, qp, scq, &note_out, nout);
+	}
 	/* 200 small Reads posted back to back: more than the peer takes at once (its IRD), so
 	 * the requester must hold some back; they complete in order and match one big Read. */
 	if (rc->rank == 0) {
@@ -350,9 +394,13 @@ static int body(struct rank_ctx *rc, int threaded)
 	      bulk_bad);
 	struct iw_rnic_stats st;
 	iw_rnic_stats(rn, &st);
-	printf("rank %d: %llu segments sent, %llu received, %llu held for their fence\n", rc->rank,
-	       (unsigned long long)st.segs_sent, (unsigned long long)st.segs_recv,
-	       (unsigned long long)st.held);
+	printf("rank %d: %llu segments sent, %llu received, %llu held for their fence, %llu "
+	       "bundles sent%s\n", rc->rank, (unsigned long long)st.segs_sent,
+	       (unsigned long long)st.segs_recv, (unsigned long long)st.held,
+	       (unsigned long long)st.bundles, defer_mode ? " (deferred posting)" : "");
+	/* deferred posting: the 200 Writes (rank 0) or the answers to the 200 Reads (rank 1)
+	 * went out together */
+	CHECK(!defer_mode || rc->rank == 1 || st.bundles > 0, "no bundles with deferred posting");
 	CHECK(iw_qp_state(qp, NULL, NULL) == IW_QPS_RTS, "QP left RTS");
 	threads_phase(rc, pd, buf, stag, tgt);
 	close_rnic(rc);
@@ -362,5 +410,8 @@ static int body(struct rank_ctx *rc, int threaded)
 
 int main(void)
 {
+	if (iw_test_run(body, 50) != 0)
+		return 1;
+	defer_mode = 1;
 	return iw_test_run(body, 50);
 }
