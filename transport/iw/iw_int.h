@@ -20,6 +20,10 @@
 #define IW_BUNDLE_TAG 0x80000000u
 #define IW_BUNDLE_MAX 32      /* segments */
 #define IW_BUNDLE_BYTES 16384 /* segment bytes: small segments only (large ones go alone) */
+/* Read Response payload copies above IW_RSP_POOL_MIN bytes come from a pool of seg_size
+ * buffers kept for reuse (a fresh one per segment costs page faults on every large Read). */
+#define IW_RSP_POOL 32
+#define IW_RSP_POOL_MIN 4096
 
 struct iw_mr {
 	int used, valid;
@@ -120,6 +124,7 @@ struct iw_slot {
 	struct iovec iov[1 + IW_MAX_SGE];
 	uint8_t hdr[IW_SLOT_HDR];
 	void *buf;            /* payload copy this slot owns (Read Responses), or NULL */
+	int pooled;           /* buf is seg_size bytes from the RNIC's pool */
 	struct iw_slot *bnext; /* the next slot of its bundle (one core message, one completion) */
 	uint8_t blen[4];      /* its length inside a bundle */
 };
@@ -138,6 +143,8 @@ struct iw_rnic {
 	int handler;          /* our handler's id on the endpoint */
 	struct iw_slot *slots, *free_slots, *outq, *outq_tail;
 	unsigned slots_busy;
+	void *rsp_pool[IW_RSP_POOL];
+	unsigned rsp_pooled;
 	int flushing;         /* a thread is in iw_flush's loop */
 	pthread_t thread;
 	int thread_on, stop;
@@ -148,6 +155,7 @@ int iw_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 struct iw_slot *iw_slot_get(struct iw_rnic *r);
 void iw_slot_queue(struct iw_rnic *r, struct iw_slot *s);
 void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status);
+void *iw_rsp_buf(struct iw_rnic *r, struct iw_slot *s, size_t n); /* s->buf for n bytes */
 void iw_flush(struct iw_rnic *r); /* without the lock: hands queued segments to the core */
 
 /* iw_mr.c */

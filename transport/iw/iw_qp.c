@@ -468,7 +468,7 @@ static int emit_rsp(struct iw_qp *qp, struct iw_slot *s)
 		iw_qp_fail(qp, &t, NULL, 0, NULL);
 		return -1;
 	}
-	if (n && !(s->buf = malloc(n))) {
+	if (n && !iw_rsp_buf(r, s, n)) {
 		static const struct iw_term t = {.layer = IW_LAYER_RDMAP, .etype = 2, .ecode = 7};
 		s->next = r->free_slots;
 		r->free_slots = s;

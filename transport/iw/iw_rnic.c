@@ -151,7 +151,9 @@ void iw_close(struct iw_rnic *r)
 		for (unsigned i = 0; i < r->attr.tx_slots; i++)
 			free(r->slots[i].buf);
 		free(r->slots);
-	} /* else the core may still read segments out of them (their completions now go nowhere) */
+	}
+	while (r->rsp_pooled)
+		free(r->rsp_pool[--r->rsp_pooled]); /* else the core may still read segments out of them (their completions now go nowhere) */
 	free(r);
 }
 
@@ -164,6 +166,14 @@ struct iw_slot *iw_slot_get(struct iw_rnic *r)
 	memset(s, 0, sizeof(*s));
 	r->slots_busy++;
 	return s;
+}
+
+void *iw_rsp_buf(struct iw_rnic *r, struct iw_slot *s, size_t n)
+{
+	if (n < IW_RSP_POOL_MIN || n > r->attr.seg_size)
+		return s->buf = malloc(n);
+	s->pooled = 1;
+	return s->buf = r->rsp_pooled ? r->rsp_pool[--r->rsp_pooled] : malloc(r->attr.seg_size);
 }
 
 void iw_slot_queue(struct iw_rnic *r, struct iw_slot *s)
@@ -189,8 +199,12 @@ void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status)
 		iw_qp_lost(qp);
 	if (qp)
 		iw_sq_retire(qp);
-	free(s->buf);
+	if (s->pooled && r->rsp_pooled < IW_RSP_POOL)
+		r->rsp_pool[r->rsp_pooled++] = s->buf;
+	else
+		free(s->buf);
 	s->buf = NULL;
+	s->pooled = 0;
 	s->next = r->free_slots;
 	r->free_slots = s;
 	r->slots_busy--;
