@@ -149,43 +149,89 @@ void sctpt_cq_event(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_p
 	}
 }
 
-#define DISPATCH_BATCH 32
+/*
+ * Dispatching. One thread at a time hands entries out: it takes ep->dispatching under the lock
+ * (sctpt_cq_take, in the same lock hold as the progress that queued them) and clears it when
+ * done, so a delivered message costs one lock round trip, not four. The entries of its last
+ * batch are released by whoever dispatches next, in that next lock hold: for a message at a
+ * time (ping-pong) that is no second lock round trip either.
+ */
+
+/* Up to a batch of entries to b (lock held; the caller dispatches). */
+static void take_batch(struct sctpt_ep *ep, struct sctpt_cqbatch *b)
+{
+	b->n = 0;
+	while (b->n < SCTPT_DISPATCH_BATCH && !STAILQ_EMPTY(&ep->done)) {
+		struct sctpt_cqent *e = STAILQ_FIRST(&ep->done);
+		const struct sctpt_hslot *s = &ep->handlers[e->handler];
+		STAILQ_REMOVE_HEAD(&ep->done, link);
+		ep->ndone--;
+		/* the handler as it is now: one removed meanwhile gets nothing more */
+		b->complete[b->n] = s->used ? s->h.complete : NULL;
+		b->arg[b->n] = s->h.arg;
+		b->e[b->n++] = e;
+	}
+}
+
+/* The entries the last dispatcher handed out (lock held, dispatching ours). */
+static void spent_put(struct sctpt_ep *ep)
+{
+	for (int i = 0; i < ep->nspent; i++)
+		ent_put(ep, ep->spent[i]);
+	ep->nspent = 0;
+}
+
+int sctpt_cq_take(struct sctpt_ep *ep, struct sctpt_cqbatch *b)
+{
+	b->n = 0;
+	if ((!ep->ndone && !ep->nspent) ||
+	    atomic_load_explicit(&ep->dispatching, memory_order_acquire))
+		return 0; /* nothing, or another thread (or this one, further out) is at it */
+	atomic_store_explicit(&ep->dispatching, 1, memory_order_relaxed);
+	spent_put(ep);
+	take_batch(ep, b);
+	if (!b->n)
+		atomic_store_explicit(&ep->dispatching, 0, memory_order_relaxed);
+	return b->n;
+}
+
+int sctpt_cq_run(struct sctpt_ep *ep, struct sctpt_cqbatch *b)
+{
+	int count = 0;
+	while (b->n) {
+		for (int i = 0; i < b->n; i++)
+			if (b->complete[i])
+				b->complete[i](b->arg[i], &b->e[i]->c);
+		count += b->n;
+		if (!__atomic_load_n(&ep->ndone, __ATOMIC_RELAXED)) {
+			/* nothing more (what comes meanwhile waits for the next progress, as it
+			 * would for a dispatcher busy in a handler): keep the batch for the next
+			 * one to release, and no lock now */
+			memcpy(ep->spent, b->e, (size_t)b->n * sizeof(b->e[0]));
+			ep->nspent = b->n;
+			atomic_store_explicit(&ep->dispatching, 0, memory_order_release);
+			return count;
+		}
+		pthread_mutex_lock(&ep->lock);
+		for (int i = 0; i < b->n; i++)
+			ent_put(ep, b->e[i]);
+		take_batch(ep, b);
+		if (!b->n)
+			atomic_store_explicit(&ep->dispatching, 0, memory_order_relaxed);
+		pthread_mutex_unlock(&ep->lock);
+	}
+	return count;
+}
 
 int sctpt_cq_dispatch(struct sctpt_ep *ep)
 {
-	struct sctpt_cqent *batch[DISPATCH_BATCH];
-	struct sctpt_handler h[DISPATCH_BATCH];
-	int count = 0;
-	int n = 0;
-	if (!ep->ndone || pthread_mutex_trylock(&ep->dispatch) != 0)
-		return 0; /* nothing, or another thread (or this one, further out) is at it */
+	struct sctpt_cqbatch b;
+	if (!__atomic_load_n(&ep->ndone, __ATOMIC_RELAXED))
+		return 0;
 	LOCK(ep);
-	for (;;) {
-		for (int i = 0; i < n; i++) /* the batch handed out last time round */
-			ent_put(ep, batch[i]);
-		count += n;
-		n = 0;
-		while (n < DISPATCH_BATCH && !STAILQ_EMPTY(&ep->done)) {
-			struct sctpt_cqent *e = STAILQ_FIRST(&ep->done);
-			const struct sctpt_hslot *s = &ep->handlers[e->handler];
-			STAILQ_REMOVE_HEAD(&ep->done, link);
-			ep->ndone--;
-			/* the handler as it is now: one removed meanwhile gets nothing more */
-			h[n].complete = s->used ? s->h.complete : NULL;
-			h[n].arg = s->h.arg;
-			batch[n++] = e;
-		}
-		if (!n)
-			break;
-		UNLOCK(ep);
-		for (int i = 0; i < n; i++)
-			if (h[i].complete)
-				h[i].complete(h[i].arg, &batch[i]->c);
-		LOCK(ep);
-	}
+	sctpt_cq_take(ep, &b);
 	UNLOCK(ep);
-	pthread_mutex_unlock(&ep->dispatch);
-	return count;
+	return sctpt_cq_run(ep, &b);
 }
 
 int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h)
@@ -276,4 +322,5 @@ void sctpt_cq_fini(struct sctpt_ep *ep)
 		ent_put(ep, e);
 	}
 	ep->ndone = ep->npolled = 0;
+	spent_put(ep);
 }

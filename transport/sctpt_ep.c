@@ -298,7 +298,6 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	ep->be = be;
 	ep->wait_fd = -1;
 	pthread_mutex_init(&ep->lock, NULL);
-	pthread_mutex_init(&ep->dispatch, NULL);
 	STAILQ_INIT(&ep->done);
 	ep->handlers[0].h = cfg->handler;
 	ep->handlers[0].h.lo = 0;
@@ -347,7 +346,6 @@ fail:
 	pools_fini(ep);
 	free(ep->txbuf);
 	pthread_mutex_destroy(&ep->lock);
-	pthread_mutex_destroy(&ep->dispatch);
 	free(ep);
 	return rc;
 }
@@ -406,8 +404,23 @@ static int progress_locked(struct sctpt_ep *ep, int engine)
 	return n + ep->npolled;
 }
 
+/* Nothing for a progress to do, seen without the lock (only same-host peers talk, their rings
+ * are empty): a busy-polling caller does not take the lock, nor move its cache line, each
+ * time round. What comes meanwhile is found by the next call. */
+static int progress_idle(struct sctpt_ep *ep)
+{
+	return !__atomic_load_n(&ep->ndone, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&ep->nspent, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&ep->npolled, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&ep->tx_peers, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&ep->rail_peers, __ATOMIC_RELAXED) && sctpt_shm_quiet(ep);
+}
+
 int sctpt_progress(struct sctpt_ep *ep)
 {
+	struct sctpt_cqbatch b;
+	if (ep->shm && progress_idle(ep))
+		return 0;
 	LOCK(ep);
 	/* while only same-host peers talk, the engine is looked at now and then */
 	int engine = !ep->shm || sctpt_shm_engine_due(ep);
@@ -416,8 +429,9 @@ int sctpt_progress(struct sctpt_ep *ep)
 	int n = progress_locked(ep, engine);
 	if (engine)
 		ep->be->tx_end(ep);
+	sctpt_cq_take(ep, &b); /* in this lock hold: no second round trip to hand them out */
 	UNLOCK(ep);
-	return n + sctpt_cq_dispatch(ep);
+	return n + sctpt_cq_run(ep, &b);
 }
 
 int sctpt_wait(struct sctpt_ep *ep, int timeout_ms)
@@ -547,6 +561,5 @@ void sctpt_close(struct sctpt_ep *ep)
 	free(ep->rx_dgrams);
 	UNLOCK(ep);
 	pthread_mutex_destroy(&ep->lock);
-	pthread_mutex_destroy(&ep->dispatch);
 	free(ep);
 }

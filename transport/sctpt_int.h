@@ -217,6 +217,7 @@ struct sctpt_cqent {
 STAILQ_HEAD(sctpt_cqq, sctpt_cqent);
 
 #define SCTPT_MAX_HANDLERS 16 /* [0] is cfg.handler */
+#define SCTPT_DISPATCH_BATCH 32 /* entries handed out per lock hold */
 struct sctpt_hslot {
 	int used;
 	struct sctpt_handler h;
@@ -239,7 +240,6 @@ struct sctpt_backend;
 
 struct sctpt_ep {
 	pthread_mutex_t lock;
-	pthread_mutex_t dispatch;  /* one thread hands out completions at a time */
 	struct sctpt_config cfg;
 	const struct sctpt_backend *be;
 	int nudp;
@@ -261,6 +261,11 @@ struct sctpt_ep {
 	struct sctpt_hslot handlers[SCTPT_MAX_HANDLERS];
 	struct sctpt_cqq done;     /* entries for handlers with a complete function, in order */
 	int ndone, npolled;
+	/* one thread hands out completions at a time: it sets dispatching under the lock and
+	 * clears it when done; the entries it handed out last (spent) are released by the next */
+	_Atomic int dispatching;
+	int nspent;
+	struct sctpt_cqent *spent[SCTPT_DISPATCH_BATCH];
 	/* free lists: no allocation per message, per fragment or per completion */
 	struct sctpt_pool tx_pool, buf_pool, frag_pool, cq_pool;
 	/* same-host peers (NULL: none); the engine's wait also wakes when wait_fd (>= 0) is
@@ -290,6 +295,18 @@ void sctpt_cq_event(struct sctpt_ep *ep, enum sctpt_event_type t, struct sctpt_p
 		    int path, const char *what);
 /* Hands queued entries to their handlers; called without the lock. */
 int sctpt_cq_dispatch(struct sctpt_ep *ep);
+/* The same in two halves, so that a progress takes its batch in the lock hold it already has:
+ * take (lock held) makes this thread the dispatcher if none is and there is anything, and
+ * gives it the first batch (how many; 0: not the dispatcher); run (no lock) hands that batch
+ * and the rest out and ends dispatching. */
+struct sctpt_cqbatch {
+	int n;
+	struct sctpt_cqent *e[SCTPT_DISPATCH_BATCH];
+	void (*complete[SCTPT_DISPATCH_BATCH])(void *arg, const struct sctpt_cqe *c);
+	void *arg[SCTPT_DISPATCH_BATCH];
+};
+int sctpt_cq_take(struct sctpt_ep *ep, struct sctpt_cqbatch *b);
+int sctpt_cq_run(struct sctpt_ep *ep, struct sctpt_cqbatch *b);
 void sctpt_cq_fini(struct sctpt_ep *ep);
 
 /* ---- sctpt_ep.c: free lists (under the lock) ---- */

@@ -57,6 +57,8 @@
 				      * virtual machine, and nothing here needs it sooner) */
 #define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 #define LOANS 64                     /* records of one ring lent to completions at once */
+#define PEEK_MAX 16                  /* rings a lock-free look covers (more: the lock path) */
+#define PEEK_SLOW 16                 /* lock-free looks between progress calls that lock */
 
 /* epoll tags: low bits of a peer's address (calloc'd, 16-byte aligned) or of a pending
  * connection's */
@@ -85,6 +87,7 @@ struct sctpt_loan {
 
 struct loans {
 	struct sctpt_shm_peer *sp;   /* NULL once the ring is gone */
+	int peeked;                  /* ... and then: its map was in the lock-free look's table */
 	void *map;                   /* the ring's records: unmapped with the last loan then */
 	size_t len;
 	uint32_t head, n;
@@ -121,6 +124,7 @@ struct sctpt_shm_peer {
 	struct loans *ls;            /* its records lent to completions (NULL: none yet) */
 	int suspect;                 /* looked empty while its sender said otherwise */
 	struct pull_rx pl;
+	int peeked;                  /* its records' memory was in the lock-free look's table */
 	uint64_t ring_full, npulls, wakeups, nlent;
 };
 
@@ -152,6 +156,18 @@ struct sctpt_shm {
 	uint64_t engine_ms;          /* 0: read it now */
 	unsigned calls, engine_calls;
 	struct sctpt_rxbuf *stage;
+	/* for sctpt_shm_quiet, without the lock: where each ring's next record will be (npeek
+	 * of them; -1: look under the lock, there is more to do than reading rings), rebuilt
+	 * under the lock by every progress; and the records' mappings of rings gone since,
+	 * replaced by zeros that such a look may still read */
+	_Atomic int npeek;
+	_Atomic(const _Atomic uint32_t *) peek[PEEK_MAX];
+	_Atomic unsigned peek_calls;
+	struct retired {
+		void *addr;
+		size_t len;
+	} *retired;
+	int nretired;
 };
 
 static uint64_t now_ms(void)
@@ -335,12 +351,32 @@ static int seg_check(int fd, size_t len)
 	       (seals & F_SEAL_SHRINK) ? 0 : -1;
 }
 
-static void ring_unmap(struct ring *r)
+/* Records' memory a lock-free look may still be reading (sh NULL: none can be): zeros take
+ * its place, and the address range stays ours until the endpoint closes. */
+static void data_unmap(struct sctpt_shm *sh, void *addr, size_t len)
+{
+	if (sh) {
+		atomic_store_explicit(&sh->npeek, -1, memory_order_relaxed);
+		struct retired *nr = realloc(sh->retired, (size_t)(sh->nretired + 1) * sizeof(*nr));
+		if (!nr)
+			return; /* left mapped: still safe */
+		sh->retired = nr;
+		if (mmap(addr, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+			 -1, 0) == MAP_FAILED)
+			return;
+		nr[sh->nretired++] = (struct retired){addr, len};
+		return;
+	}
+	munmap(addr, len);
+}
+
+/* peeked: the records' memory may be read by a lock-free look */
+static void ring_unmap(struct sctpt_shm *sh, struct ring *r, int peeked)
 {
 	if (r->map1)
 		munmap(r->map1, r->len1);
 	if (r->map2)
-		munmap(r->map2, r->len2);
+		data_unmap(peeked ? sh : NULL, r->map2, r->len2);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -354,6 +390,7 @@ void sctpt_shm_open(struct sctpt_ep *ep)
 	if (!ep->cfg.shm || !(sh = calloc(1, sizeof(*sh))))
 		return;
 	sh->lfd = sh->efd = sh->epfd = sh->ctl_fd = -1;
+	atomic_init(&sh->npeek, -1);
 	sh->host = host_identity();
 	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != sizeof(nonce))
 		nonce = (uint32_t)(uintptr_t)sh ^ (uint32_t)now_ms();
@@ -410,6 +447,9 @@ void sctpt_shm_fini(struct sctpt_ep *ep)
 	}
 	free(sh->pend);
 	free(sh->peers);
+	for (int i = 0; i < sh->nretired; i++)
+		munmap(sh->retired[i].addr, sh->retired[i].len);
+	free(sh->retired);
 	if (sh->ctl)
 		munmap(sh->ctl, sizeof(*sh->ctl));
 	close_fd(&sh->lfd);
@@ -498,7 +538,7 @@ static void out_teardown(struct sctpt_shm *sh, struct sctpt_shm_peer *sp)
 	ep_del(sh, sp->out_fd);
 	close_fd(&sp->out_fd);
 	close_fd(&sp->out_efd);
-	ring_unmap(&sp->out);
+	ring_unmap(sh, &sp->out, 0);
 	if (sp->out_ctl)
 		munmap((void *)sp->out_ctl, sizeof(*sp->out_ctl));
 	sp->out_ctl = NULL;
@@ -509,6 +549,7 @@ static void in_teardown(struct sctpt_shm *sh, struct sctpt_shm_peer *sp)
 	struct loans *ls = sp->ls;
 	if (ls && ls->n) { /* entries still read those records: the mapping goes with them */
 		ls->sp = NULL;
+		ls->peeked = sp->peeked;
 		sp->in.map2 = NULL;
 	} else {
 		free(ls);
@@ -517,7 +558,9 @@ static void in_teardown(struct sctpt_shm *sh, struct sctpt_shm_peer *sp)
 	ep_del(sh, sp->in_fd);
 	close_fd(&sp->in_fd);
 	close_fd(&sp->in_efd);
-	ring_unmap(&sp->in);
+	atomic_store_explicit(&sh->npeek, -1, memory_order_relaxed);
+	ring_unmap(sh, &sp->in, sp->peeked);
+	sp->peeked = 0;
 	memset(&sp->pl, 0, sizeof(sp->pl)); /* its message was abandoned with the peer's */
 }
 
@@ -590,6 +633,7 @@ int sctpt_shm_connect(struct sctpt_ep *ep, struct sctpt_peer *p)
 	sp->out_fd = fd;
 	sp->out_state = OUT_CONNECTING;
 	sh->connecting++;
+	atomic_store_explicit(&sh->npeek, -1, memory_order_relaxed);
 	return 0;
 sctp:
 	/* not reachable that way (another namespace, a full backlog): SCTP it is */
@@ -1032,7 +1076,7 @@ static int push_pull(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, uint16_t s,
 
 void sctpt_shm_pulled(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txmsg *m)
 {
-	(void)ep;
+	atomic_store_explicit(&ep->shm->npeek, -1, memory_order_relaxed); /* out_poll's */
 	STAILQ_INSERT_TAIL(&p->shm->pulls, m, link);
 }
 
@@ -1258,7 +1302,6 @@ void sctpt_shm_loan_end(struct sctpt_ep *ep, struct sctpt_loan *loan)
 {
 	struct loans *ls = loan->ls;
 	int moved = 0;
-	(void)ep;
 	loan->done = 1;
 	while (ls->n && ls->slot[ls->head].done) {
 		ls->head = (ls->head + 1) % LOANS;
@@ -1267,7 +1310,7 @@ void sctpt_shm_loan_end(struct sctpt_ep *ep, struct sctpt_loan *loan)
 	}
 	if (!ls->sp) {
 		if (!ls->n) {
-			munmap(ls->map, ls->len);
+			data_unmap(ls->peeked ? ep->shm : NULL, ls->map, ls->len);
 			free(ls);
 		}
 		return;
@@ -1466,6 +1509,45 @@ static void unpark(struct sctpt_ep *ep, struct parking *pk)
 	ep->cur_parked = NULL;
 }
 
+/* The table for sctpt_shm_quiet, after a progress (lock held). */
+static void peek_update(struct sctpt_shm *sh)
+{
+	int k = 0;
+	if (sh->poke || sh->connecting || sh->hellos || sh->npeers > PEEK_MAX)
+		k = -1;
+	for (int i = 0; i < sh->npeers && k >= 0; i++) {
+		struct sctpt_shm_peer *sp = sh->peers[i];
+		const struct ring *r = &sp->in;
+		if (!STAILQ_EMPTY(&sp->pulls) || sp->pl.active || sp->suspect) {
+			k = -1;
+		} else if (r->hdr) {
+			const struct sctpt_shm_rec *rec =
+				(const void *)(r->data + (sp->rpos & (r->size - 1)));
+			sp->peeked = 1;
+			atomic_store_explicit(&sh->peek[k++], &rec->seq, memory_order_relaxed);
+		}
+	}
+	atomic_store_explicit(&sh->npeek, k, memory_order_release);
+}
+
+int sctpt_shm_quiet(struct sctpt_ep *ep)
+{
+	struct sctpt_shm *sh = ep->shm;
+	/* a plain count (a lost one costs nothing): now and then the lock path, for the clock */
+	unsigned c = atomic_load_explicit(&sh->peek_calls, memory_order_relaxed);
+	atomic_store_explicit(&sh->peek_calls, c + 1, memory_order_relaxed);
+	int n = atomic_load_explicit(&sh->npeek, memory_order_acquire);
+	if (c % PEEK_SLOW == 0 || n < 0 || !__atomic_load_n(&sh->quiet, __ATOMIC_RELAXED))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const _Atomic uint32_t *seq = atomic_load_explicit(&sh->peek[i],
+								   memory_order_relaxed);
+		if (atomic_load_explicit(seq, memory_order_relaxed) != 0)
+			return 0; /* a record, or something progress will find wrong */
+	}
+	return 1;
+}
+
 int sctpt_shm_progress(struct sctpt_ep *ep)
 {
 	struct sctpt_shm *sh = ep->shm;
@@ -1480,8 +1562,10 @@ int sctpt_shm_progress(struct sctpt_ep *ep)
 		n += poll_sockets(ep);
 		unpark(ep, &pk);
 	}
-	if (!work_waiting(sh))
+	if (!work_waiting(sh)) {
+		peek_update(sh);
 		return n;
+	}
 	park(ep, &pk);
 	for (int i = 0; i < sh->npeers; i++) {
 		struct sctpt_shm_peer *sp = sh->peers[i];
@@ -1491,6 +1575,7 @@ int sctpt_shm_progress(struct sctpt_ep *ep)
 			n += out_poll(ep, sp);
 	}
 	unpark(ep, &pk);
+	peek_update(sh);
 	return n;
 }
 
@@ -1558,6 +1643,7 @@ static int rings_ready(struct sctpt_ep *ep, int arm)
 			if (arm && atomic_load_explicit(&r->hdr->write_pos, memory_order_acquire) !=
 					   sp->rpos) {
 				sp->suspect = 1;
+				atomic_store_explicit(&sh->npeek, -1, memory_order_relaxed);
 				return 1;
 			}
 		}
@@ -1613,6 +1699,7 @@ void sctpt_shm_awake(struct sctpt_ep *ep)
 	if (--sh->sleepers == 0)
 		atomic_store_explicit(&sh->ctl->armed, 0, memory_order_relaxed);
 	sh->poke = 1;      /* the sockets may be why we woke */
+	atomic_store_explicit(&sh->npeek, -1, memory_order_relaxed);
 	sh->engine_ms = 0; /* ... the engine's too */
 	UNLOCK(ep);
 }

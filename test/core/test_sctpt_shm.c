@@ -9,13 +9,17 @@
  * sctpt_peer_mem says of them.
  * And messages handed to the handler where they lie in the ring, which must not change under
  * it while the sender fills the ring (and the same with that off).
+ * And three threads of one receiver progressing at once: each message handed out exactly once,
+ * in order, one handler call at a time, lent records given back to the sender in time.
  * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep|token|rw|
- *                       rw_nopull|lend|lend_off]...
+ *                       rw_nopull|lend|lend_off|threads]...
  */
 #include "test_sctpt_shm_harness.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -396,6 +400,85 @@ static int body_lend(struct sh_rank *r)
 	return 0;
 }
 
+/* ---- several threads progressing one receiver ---- */
+
+#define THR_N 4000
+#define THR_THREADS 3
+static atomic_int thr_inside, thr_overlap;
+static atomic_int thr_stop;
+static unsigned char thr_seen[THR_N + 1];
+
+/* Two threads in handlers at once, or a message twice, is what dispatching must prevent. */
+static void thr_recheck(const struct sctpt_cqe *c)
+{
+	if (atomic_fetch_add(&thr_inside, 1) != 0)
+		atomic_fetch_add(&thr_overlap, 1);
+	if (c->tag >= 0 && c->tag <= THR_N)
+		thr_seen[c->tag]++;
+	sched_yield(); /* the other threads' turn while we are inside */
+	for (volatile int k = 0; k < 200; k++)
+		;
+	atomic_fetch_sub(&thr_inside, 1);
+}
+
+static struct sh_rank *thr_rank;
+
+static void conf_threads(int rank, struct sctpt_config *c)
+{
+	(void)rank;
+	c->shm_ring = 64 << 10; /* a few hundred records: batches queue behind the one out */
+	c->shm_lend = 1;
+}
+
+static void *thr_progress(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&thr_stop))
+		sctpt_progress(thr_rank->ep);
+	return NULL;
+}
+
+static int body_threads(struct sh_rank *r)
+{
+	if (r->rank == 1) {
+		for (int i = 0; i <= THR_N; i++) {
+			uint32_t ctx = 1 + (uint32_t)i % 3; /* 2: unordered */
+			if (i == 1) /* the ring is set up: now fill it */
+				sh_wait_flag(r, 1, 1, 1);
+			/* small (copied into the entry) and lent from the ring */
+			size_t len = i % 2 ? (size_t)i % 200 : 260 + (size_t)(i * 53) % 700;
+			CHECK(sh_send(r, 0, ctx, i, ctx == 2 ? SCTPT_SEND_UNORDERED : 0, len, 1) >= 0,
+			      "send %d", i);
+		}
+		sh_set_flag(0, 1); /* the ring is full: rank 0 finds many records at once */
+		sh_drain(r, 0);
+		sh_barrier(r);
+		return 0;
+	}
+	pthread_t t[THR_THREADS];
+	sh_on_recv = thr_recheck;
+	sh_drain(r, 1);
+	sh_set_flag(1, 1);
+	sh_wait_flag(r, 0, 1, 0);
+	thr_rank = r;
+	for (int i = 0; i < THR_THREADS; i++)
+		CHECK(pthread_create(&t[i], NULL, thr_progress, NULL) == 0, "thread");
+	sh_drain(r, THR_N + 1); /* this thread too, with sctpt_wait */
+	atomic_store(&thr_stop, 1);
+	for (int i = 0; i < THR_THREADS; i++)
+		pthread_join(t[i], NULL);
+	sh_on_recv = NULL;
+	CHECK(check_recvs(r, 1) == THR_N + 1, "messages missing");
+	CHECK(thr_overlap == 0, "%d handler calls overlapped another", thr_overlap);
+	for (int i = 0; i <= THR_N; i++)
+		CHECK(thr_seen[i] == 1, "message %d handed out %d times", i, thr_seen[i]);
+	printf("  %d messages, each once and in order, to %d threads progressing at once (%llu "
+	       "lent)\n", THR_N + 1, THR_THREADS + 1,
+	       (unsigned long long)sh_stats(r, 1)->shm_lent);
+	sh_barrier(r);
+	return 0;
+}
+
 /* ---- one-sided reads and writes of a peer's memory ---- */
 
 #define RW_LEN (1u << 20)
@@ -444,7 +527,8 @@ static int body_rw(struct sh_rank *r)
 int main(int argc, char **argv)
 {
 	static const char *all[] = {"wrap", "sizes", "sizes_nopull", "pass", "pass_nopull",
-				    "many", "sleep", "token", "rw", "rw_nopull", "lend", "lend_off"};
+				    "many", "sleep", "token", "rw", "rw_nopull", "lend", "lend_off",
+				    "threads"};
 	int failed = 0, n = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 0; i < n; i++) {
@@ -474,6 +558,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(t, "lend")) {
 			lend_on = 1;
 			failed |= sh_run(t, 2, 120, conf_lend, body_lend, -1);
+		} else if (!strcmp(t, "threads")) {
+			failed |= sh_run(t, 2, 120, conf_threads, body_threads, -1);
 		} else if (!strcmp(t, "lend_off")) {
 			lend_on = 0;
 			failed |= sh_run(t, 2, 120, conf_lend, body_lend, -1);
