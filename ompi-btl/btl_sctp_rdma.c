@@ -18,6 +18,9 @@
  *   target serves a Read only after placing every earlier segment of the QP: iw's ordering
  *   fence) and returns once that Read and every operation posted before it completed. So a
  *   window of puts costs one round trip per flush, not one per put.
+ * - The RNIC defers posting (iw attr.defer_tx): operations leave at the next progress call,
+ *   small ones bundled into one core message, so a window of puts and the flush's Read cost
+ *   one or two packets, not a sendmsg each.
  * - ob1 asks for registrations with REMOTE_READ only for its RDMA rendezvous; they are refused
  *   (and btl_min_rdma_pipeline_size is unbounded), so point-to-point stays on the SCTP
  *   streams, which move large messages faster than the iWARP layer does today.
