@@ -15,6 +15,7 @@
 
 #include "opal/datatype/opal_convertor.h"
 #include "opal/util/output.h"
+#include "opal/mca/hwloc/hwloc-internal.h"
 #include "opal/util/proc.h"
 
 mca_btl_sctp_module_t mca_btl_sctp_module = {
@@ -42,6 +43,9 @@ mca_btl_sctp_module_t mca_btl_sctp_module = {
 	},
 	.error_cb = NULL,
 };
+
+/* Filled in by the component's init from mca_btl_sctp_module, with limits of its own. */
+mca_btl_sctp_module_t mca_btl_sctp_local_module;
 
 /* The endpoint of proc: an existing one if the core already knows its card, else a new one. */
 static int sctp_endpoint_for(mca_btl_sctp_module_t *m, opal_proc_t *proc,
@@ -98,6 +102,10 @@ int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 
 		if (procs[i] == self)
 			continue; /* btl self's job */
+		/* with a same-host module, each process is one module's: never both */
+		if (mca_btl_sctp_component.local_module &&
+		    m->local != !!OPAL_PROC_ON_LOCAL_NODE(procs[i]->proc_flags))
+			continue;
 		if (OPAL_SUCCESS != sctp_endpoint_for(m, procs[i], &ep))
 			continue; /* no card: the peer runs without sctp; others may reach it */
 		/* its QP now, so that a peer's first RDMA segment finds it */
@@ -126,14 +134,11 @@ int mca_btl_sctp_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 }
 
 /* At btl_base_verbose >= 20: what the core carried to each peer, and on which streams. */
-static void sctp_dump_stats(mca_btl_sctp_module_t *m, struct sctpt_ep *ep)
+static void sctp_dump_peers(mca_btl_sctp_module_t *m, struct sctpt_ep *ep,
+			    struct sctpt_peer_stats *st)
 {
 	mca_btl_sctp_endpoint_t *e;
-	struct sctpt_peer_stats *st;
 
-	if (opal_output_get_verbosity(opal_btl_base_framework.framework_output) < 20 ||
-	    NULL == (st = malloc(sizeof(*st))))
-		return;
 	OPAL_LIST_FOREACH (e, &m->endpoints, mca_btl_sctp_endpoint_t) {
 		char streams[256] = "";
 		size_t len = 0;
@@ -152,6 +157,19 @@ static void sctp_dump_stats(mca_btl_sctp_module_t *m, struct sctpt_ep *ep)
 			    (const char *[]){"none", "out", "in", "both"}[st->shm & 3],
 			    (unsigned long long)st->shm_lent, (unsigned long long)st->shm_pulls, streams);
 	}
+}
+
+/* The peers of both modules, before the endpoint closes. */
+static void sctp_dump_stats(struct sctpt_ep *ep)
+{
+	struct sctpt_peer_stats *st;
+
+	if (opal_output_get_verbosity(opal_btl_base_framework.framework_output) < 20 ||
+	    NULL == (st = malloc(sizeof(*st))))
+		return;
+	sctp_dump_peers(&mca_btl_sctp_module, ep, st);
+	if (mca_btl_sctp_component.local_module)
+		sctp_dump_peers(&mca_btl_sctp_local_module, ep, st);
 	free(st);
 	if (mca_btl_sctp_component.shm_get)
 		opal_output(0, "btl sctp: %lld gets and puts on same-host peers' memory",
@@ -174,8 +192,10 @@ int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
 	struct sctpt_ep *ep = mca_btl_sctp_component.ep;
 	opal_list_item_t *item;
 
+	/* the first module finalized closes the endpoint for both: the other one's endpoints
+	 * then see no more traffic until its own finalize releases them */
 	if (NULL != ep)
-		sctp_dump_stats(m, ep);
+		sctp_dump_stats(ep);
 	mca_btl_sctp_component_close_endpoint();
 	OPAL_THREAD_LOCK(&m->endpoints_lock);
 	while (NULL != (item = opal_list_remove_first(&m->endpoints))) {

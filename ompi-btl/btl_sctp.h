@@ -39,9 +39,13 @@ BEGIN_C_DECLS
  * eager limit of 64 KiB + this lets 64 KiB messages go eager. */
 #define MCA_BTL_SCTP_HDR_ROOM 64
 
-/* One BTL module: the core endpoint binds every selected interface, so one module covers them. */
+/* One BTL module: the core endpoint binds every selected interface, so one module covers them.
+ * A second one, with the same functions and endpoint, serves the processes of this host when
+ * the core reaches them through shared memory: ob1 takes its eager limit per module, and
+ * those peers are best served by a smaller one (the rest goes by RGET, one copy), as vader. */
 struct mca_btl_sctp_module_t {
 	mca_btl_base_module_t super;
+	bool local;                                 /* the same-host peers' module */
 	mca_btl_base_module_error_cb_fn_t error_cb; /* ob1's error handler */
 	opal_list_t endpoints;                      /* every endpoint created by add_procs */
 	opal_mutex_t endpoints_lock;
@@ -50,6 +54,7 @@ struct mca_btl_sctp_module_t {
 typedef struct mca_btl_sctp_module_t mca_btl_sctp_module_t;
 
 extern mca_btl_sctp_module_t mca_btl_sctp_module;
+extern mca_btl_sctp_module_t mca_btl_sctp_local_module;
 
 struct mca_btl_sctp_component_t {
 	mca_btl_base_component_3_0_0_t super;
@@ -81,6 +86,8 @@ struct mca_btl_sctp_component_t {
 	bool shm_get;            /* ob1's RGET to same-host peers (sctpt_peer_read) */
 	int shm_ring, shm_pull_min; /* the core's cfg.shm_ring, cfg.shm_pull_min */
 	bool shm_lend;           /* the core's cfg.shm_lend */
+	int shm_eager_limit;     /* the same-host module's eager limit (0: no such module) */
+	bool local_module;       /* ... it is in use */
 
 	/* state */
 	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */

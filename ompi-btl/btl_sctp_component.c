@@ -214,6 +214,12 @@ static int sctp_component_register(void)
 		 "out before the callback returns, so that is the only copy on this side); off: the "
 		 "core copies it into a buffer of its own first",
 		 0 != def.shm_lend, OPAL_INFO_LVL_5, &c->shm_lend);
+	reg_int("shm_eager_limit",
+		"Eager limit towards processes of this host that the core reaches through shared "
+		"memory: they get a BTL module of their own with it (larger messages by RGET, one "
+		"copy, with btl_sctp_shm_get; else by ob1's rendezvous), as vader's small eager limit. "
+		"0: no such module, every peer has btl_sctp_eager_limit",
+		32 * 1024 + MCA_BTL_SCTP_HDR_ROOM, OPAL_INFO_LVL_5, &c->shm_eager_limit);
 	reg_bool("shm_get",
 		 "Messages above the eager limit to processes on the same host by ob1's RDMA get "
 		 "protocol (RGET): the receiver copies the data straight from the sender's buffer "
@@ -270,6 +276,7 @@ static int sctp_component_open(void)
 	c->process_copies = 0;
 	c->ob1_headers = false;
 	mca_btl_sctp_module.ob1_checked = false;
+	c->local_module = false;
 	OBJ_CONSTRUCT(&c->frag_eager, opal_free_list_t);
 	OBJ_CONSTRUCT(&c->frag_max, opal_free_list_t);
 	OBJ_CONSTRUCT(&c->frag_user, opal_free_list_t);
@@ -292,6 +299,11 @@ static int sctp_component_close(void)
 	OBJ_DESTRUCT(&c->frag_user);
 	OPAL_LIST_DESTRUCT(&mca_btl_sctp_module.endpoints);
 	OBJ_DESTRUCT(&mca_btl_sctp_module.endpoints_lock);
+	if (c->local_module) {
+		OPAL_LIST_DESTRUCT(&mca_btl_sctp_local_module.endpoints);
+		OBJ_DESTRUCT(&mca_btl_sctp_local_module.endpoints_lock);
+		c->local_module = false;
+	}
 	return OPAL_SUCCESS;
 }
 
@@ -450,7 +462,7 @@ static mca_btl_sctp_endpoint_t *sctp_endpoint_of(sctpt_peer_t peer)
 
 void mca_btl_sctp_report_fatal(mca_btl_sctp_endpoint_t *endpoint, int error, const char *what)
 {
-	mca_btl_sctp_module_t *m = &mca_btl_sctp_module;
+	mca_btl_sctp_module_t *m = endpoint ? endpoint->btl : &mca_btl_sctp_module;
 	char info[512];
 	const char *name = endpoint ? endpoint->proc->name : "an unknown peer";
 
@@ -490,8 +502,14 @@ static void sctp_recv(const struct sctpt_cqe *c)
 	} else if (mca_btl_sctp_component.closing) {
 		/* ob1 is gone */
 	} else if (OPAL_LIKELY(NULL != reg && NULL != reg->cbfunc)) {
-		reg->cbfunc(&mca_btl_sctp_module.super, (mca_btl_base_tag_t)c->context, &des,
-			    reg->cbdata);
+		/* ob1 finds the peer's protocol state by the module it came through */
+		mca_btl_sctp_module_t *m = &mca_btl_sctp_module;
+		mca_btl_sctp_endpoint_t *endpoint;
+
+		if (mca_btl_sctp_component.local_module &&
+		    NULL != (endpoint = sctp_endpoint_of(c->peer)))
+			m = endpoint->btl;
+		reg->cbfunc(&m->super, (mca_btl_base_tag_t)c->context, &des, reg->cbdata);
 	} else {
 		/* Nobody here takes it and its sender waits for an answer: end the job. */
 		char what[128];
@@ -518,7 +536,7 @@ static void sctp_send_done(mca_btl_sctp_frag_t *frag, int status)
 						  "it closed its endpoint (MPI_Finalize) before our "
 						  "message arrived" : "a message to it was not delivered");
 		if (NULL != frag->base.des_cbfunc)
-			frag->base.des_cbfunc(&mca_btl_sctp_module.super, endpoint, &frag->base,
+			frag->base.des_cbfunc(&endpoint->btl->super, endpoint, &frag->base,
 					      status < 0 ? OPAL_ERR_UNREACH : OPAL_SUCCESS);
 	}
 	if (owned)
@@ -804,10 +822,26 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 		return NULL;
 	}
 
-	btls = malloc(sizeof(*btls));
+	btls = malloc(2 * sizeof(*btls));
 	if (NULL == btls)
 		return NULL;
 	btls[0] = m;
 	*num_btls = 1;
+	/* same-host peers through shared memory: their module, with a smaller eager limit */
+	if (c->shm && NULL != strstr(c->card, " shm=") && c->shm_eager_limit > 0 &&
+	    (size_t)c->shm_eager_limit < m->btl_eager_limit) {
+		mca_btl_sctp_module_t *l = &mca_btl_sctp_local_module;
+
+		*l = mca_btl_sctp_module; /* functions, flags, limits; lists of its own below */
+		OBJ_CONSTRUCT(&l->endpoints, opal_list_t);
+		OBJ_CONSTRUCT(&l->endpoints_lock, opal_mutex_t);
+		l->local = true;
+		l->error_cb = NULL;
+		l->super.btl_eager_limit = (size_t)c->shm_eager_limit;
+		if (l->super.btl_rndv_eager_limit > l->super.btl_eager_limit)
+			l->super.btl_rndv_eager_limit = l->super.btl_eager_limit;
+		c->local_module = true;
+		btls[(*num_btls)++] = &l->super;
+	}
 	return btls;
 }

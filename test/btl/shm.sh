@@ -4,7 +4,9 @@
 # the CHECKs "btl self,tcp" prints, every peer a rank sent to must have been reached through
 # shared memory, and large messages must have gone by ob1's RGET on sctpt_peer_read (the
 # receiver copies from the sender's buffer) when btl_sctp_shm_get is on -- whole, and cut in
-# 64 KiB gets by btl_sctp_get_limit -- and never when it is off.
+# 64 KiB gets by btl_sctp_get_limit -- and never when it is off. Same-host peers have a BTL
+# module with a smaller eager limit (btl_sctp_shm_eager_limit): 64 KiB messages go by RGET
+# with it, eagerly without it.
 . "$(dirname "$0")/btl_common.sh"
 
 SHM=(-x SCTPT_SHM=1 --mca btl_base_verbose 20)
@@ -34,6 +36,7 @@ shm_check() {
 	no) [ "$n" -eq 0 ] || die "$what: $n gets although btl_sctp_shm_get is off" ;;
 	esac
 	echo "$what: same answers as tcp, shared memory to every peer, $n gets"
+	last_gets=$n
 }
 
 for np in 2 8; do
@@ -57,3 +60,13 @@ for np in 2 8; do
 		fi
 	done
 done
+
+# up to 64 KiB (and 16 MiB once): more gets with the same-host module than without it
+ref=$(run_btl tcp 2 ./btl_p2p 65536) || { echo "$ref"; die "btl_p2p 65536 over btl tcp failed"; }
+ref=$(echo "$ref" | grep '^CHECK')
+shm_check "btl_p2p 65536 np=2 same-host module" 2 yes "$ref" ./btl_p2p 65536
+with=$last_gets
+shm_check "btl_p2p 65536 np=2 one module" 2 yes "$ref" --mca btl_sctp_shm_eager_limit 0 \
+	./btl_p2p 65536
+[ "$with" -gt "$last_gets" ] ||
+	die "64 KiB messages: $with gets with the same-host module, $last_gets without"
