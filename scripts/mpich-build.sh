@@ -25,6 +25,9 @@ set -euo pipefail
 # All in one function: bash reads it whole before running it, so editing this file while a
 # build runs cannot derail that build.
 main() {
+# started from `make check`, the environment holds automake's top_srcdir (test/ch3 exports
+# it): MPICH's configure would take it for its own source tree
+unset top_srcdir srcdir abs_top_srcdir abs_srcdir top_builddir builddir
 here=$(cd "$(dirname "$0")/.." && pwd)
 device=ch3:sctp
 src=

@@ -119,9 +119,10 @@ main)
 	scripts/main-job.sh _build/gcc
 	;;
 test)
-	# MPICH with our channel, cached outside the clone (test/ch3 would build it too; here a
+	# MPICH with our channels, cached outside the clone (test/ch3 would build them too; here a
 	# failure shows early and readably)
 	bash scripts/mpich-build.sh --device ch3:sctp || echo "== mpich-build ch3:sctp failed" >&2
+	bash scripts/mpich-build.sh --device ch3:hybrid || echo "== mpich-build ch3:hybrid failed" >&2
 	echo "== gcc -Werror build: tests"
 	run_check _build/gcc
 	echo "== ASan+UBSan build: tests"
