@@ -416,11 +416,10 @@ static int progress_idle(struct sctpt_ep *ep)
 	       !__atomic_load_n(&ep->rail_peers, __ATOMIC_RELAXED) && sctpt_shm_quiet(ep);
 }
 
-int sctpt_progress(struct sctpt_ep *ep)
+/* Out of line: the idle check above needs no stack frame of this size. */
+static __attribute__((noinline)) int progress_locking(struct sctpt_ep *ep)
 {
 	struct sctpt_cqbatch b;
-	if (ep->shm && progress_idle(ep))
-		return 0;
 	LOCK(ep);
 	/* while only same-host peers talk, the engine is looked at now and then */
 	int engine = !ep->shm || sctpt_shm_engine_due(ep);
@@ -432,6 +431,13 @@ int sctpt_progress(struct sctpt_ep *ep)
 	sctpt_cq_take(ep, &b); /* in this lock hold: no second round trip to hand them out */
 	UNLOCK(ep);
 	return n + sctpt_cq_run(ep, &b);
+}
+
+int sctpt_progress(struct sctpt_ep *ep)
+{
+	if (ep->shm && progress_idle(ep))
+		return 0;
+	return progress_locking(ep);
 }
 
 int sctpt_wait(struct sctpt_ep *ep, int timeout_ms)

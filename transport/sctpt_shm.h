@@ -66,7 +66,7 @@ int sctpt_shm_progress(struct sctpt_ep *ep);
 /* Without the lock: 1 if surely nothing is there for sctpt_shm_progress nor due for the
  * engine (no record at any ring's head, nothing under way); 0 now and then regardless, so
  * that the sockets and the clock are looked at. */
-int sctpt_shm_quiet(struct sctpt_ep *ep);
+__attribute__((visibility("hidden"))) int sctpt_shm_quiet(struct sctpt_ep *ep);
 /* The engine's sockets need reading now (else they are read every millisecond only: while
  * every peer that talks is a local one). */
 int sctpt_shm_engine_due(struct sctpt_ep *ep);
