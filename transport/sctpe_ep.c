@@ -180,7 +180,7 @@ void sctpe_stats_print(const struct sctpe_ep *e, FILE *f)
 	fprintf(f, "sctpe %d: pkts in %llu out %llu, bad csum %llu, bad vtag %llu, ootb %llu, "
 		"malformed %llu, bad cookie %llu, stale cookie %llu, unknown chunks %llu, aborts in "
 		"%llu out %llu, rtx t3 %llu fast %llu, sacks in %llu out %llu, dup tsns %llu, dropped "
-		"%llu, bad sacks %llu\n", (int)getpid(),
+		"%llu, bad sacks %llu, placed %llu\n", (int)getpid(),
 		(unsigned long long)s->pkts_in, (unsigned long long)s->pkts_out,
 		(unsigned long long)s->bad_csum, (unsigned long long)s->bad_vtag,
 		(unsigned long long)s->ootb, (unsigned long long)s->malformed,
@@ -189,7 +189,8 @@ void sctpe_stats_print(const struct sctpe_ep *e, FILE *f)
 		(unsigned long long)s->aborts_out, (unsigned long long)s->rtx_t3,
 		(unsigned long long)s->rtx_fast, (unsigned long long)s->sacks_in,
 		(unsigned long long)s->sacks_out, (unsigned long long)s->dup_tsns,
-		(unsigned long long)s->dropped_window, (unsigned long long)s->bad_sacks);
+		(unsigned long long)s->dropped_window, (unsigned long long)s->bad_sacks,
+		(unsigned long long)s->placed);
 	const struct sctpe_assoc *a;
 	TAILQ_FOREACH(a, &e->all, link)
 		sctpe_assoc_print(a, f);
@@ -228,6 +229,8 @@ int sctpe_ep_open(struct sctpt_ep *ep)
 	e->ep = ep;
 	e->crc = ep->cfg.crc32c != 0;
 	e->debug = getenv("SCTPE_DEBUG") != NULL;
+	const char *pl = getenv("SCTPT_NATIVE_PLACE"); /* 0: every message queued whole first */
+	e->place = !pl || strcmp(pl, "0") != 0;
 	e->cookie_life_ms = SCTPE_VALID_COOKIE_LIFE_MS;
 	e->defer_sacks = !getenv("SCTPE_NO_DEFER");
 

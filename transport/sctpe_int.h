@@ -64,6 +64,11 @@ struct sctpe_instream {
 	struct sctpe_rchunk *uhead, *utail; /* I-DATA unordered fragments */
 	struct sctpe_rchunk *held;          /* complete ordered messages waiting, by MID */
 	uint32_t next_mid;                  /* the next SSN (DATA) or MID (I-DATA) in order */
+	uint32_t queued;                    /* its messages in the delivery queue, unread */
+	/* message next_mid handed to the core chunk by chunk (sctpt_rx_place_*) */
+	int placing;
+	uint32_t pl_next;                   /* the chunk that continues it: TSN or FSN */
+	struct sctpt_rxcur pl;
 };
 
 /* ---- what leaves ---- */
@@ -181,7 +186,7 @@ TAILQ_HEAD(sctpe_assocq, sctpe_assoc);
 struct sctpe_stats {
 	uint64_t pkts_in, pkts_out, bad_csum, bad_vtag, ootb, malformed, bad_cookie, stale_cookie,
 		unknown_chunks, aborts_in, aborts_out, rtx_t3, rtx_fast, sacks_in, sacks_out,
-		dup_tsns, dropped_window, bad_sacks;
+		dup_tsns, dropped_window, bad_sacks, placed;
 };
 
 /* The association slots of a core peer: its own and, striped, its rails'. */
@@ -210,6 +215,7 @@ struct sctpe_ep {
 	int defer_sacks;             /* fresh SACKs wait for the next batch (flush_all) */
 	int crc;                     /* compute and check CRC32c */
 	int debug;                   /* SCTPE_DEBUG: say why associations end */
+	int place;                   /* in-order chunks go straight to the core's buffers */
 	uint32_t cookie_life_ms;     /* Valid.Cookie.Life */
 	uint64_t now_us;             /* of the current input or flush */
 	struct sctpe_stats st;

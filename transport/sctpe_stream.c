@@ -1,9 +1,12 @@
 /*
- * What arrives: DATA and I-DATA chunks checked against the TSN map, copied once into pooled
- * buffers, reassembled per stream (DATA by TSN, I-DATA by message id and fragment sequence),
- * released in order per stream (or at once, unordered) into the endpoint's delivery queue,
- * and copied out once more into the core's buffer when it reads. The window the peer may
- * fill is what the buffers of unread data leave of cfg.rcvbuf.
+ * What arrives: DATA and I-DATA chunks checked against the TSN map. The ordered message that
+ * is next on its stream, when nothing of the stream waits to be read, is placed: its chunks
+ * go straight from the packet into the core's buffer as they arrive in order (those that
+ * overtake one wait in the stream's list until it comes). Everything else is copied into
+ * pooled buffers, reassembled per stream (DATA by TSN, I-DATA by message id and fragment
+ * sequence), released in order per stream (or at once, unordered) into the endpoint's
+ * delivery queue, and copied out once more into the core's buffer when it reads. The window
+ * the peer may fill is what the buffers of unread data leave of cfg.rcvbuf.
  */
 #include "sctpe_int.h"
 
@@ -59,6 +62,9 @@ void sctpe_in_fini(struct sctpe_assoc *a)
 {
 	for (uint16_t s = 0; a->ins && s < a->mis; s++) {
 		struct sctpe_instream *is = &a->ins[s];
+		if (is->placing)
+			sctpt_rx_place_cancel(a->e->ep, &is->pl);
+		is->placing = 0;
 		free_chain(a->e, is->head);
 		free_chain(a->e, is->uhead);
 		while (is->held) {
@@ -108,6 +114,19 @@ static void deliver(struct sctpe_assoc *a, struct sctpe_rchunk *m)
 {
 	TAILQ_INSERT_TAIL(&a->e->fifo, m, dlink);
 	a->rx_queued++;
+	a->ins[m->sid].queued++;
+}
+
+/* The stream's next message went out: those held for it follow. */
+static void release_held(struct sctpe_assoc *a, struct sctpe_instream *is)
+{
+	is->next_mid = mid_next(a, is->next_mid);
+	while (is->held && is->held->mid == is->next_mid) {
+		struct sctpe_rchunk *h = is->held;
+		is->held = h->hnext;
+		deliver(a, h);
+		is->next_mid = mid_next(a, is->next_mid);
+	}
 }
 
 /* A whole message headed by m: out now, or held for its turn on the stream. */
@@ -131,13 +150,7 @@ static int message_done(struct sctpe_assoc *a, struct sctpe_instream *is, struct
 		return 0;
 	}
 	deliver(a, m);
-	is->next_mid = mid_next(a, is->next_mid);
-	while (is->held && is->held->mid == is->next_mid) {
-		struct sctpe_rchunk *h = is->held;
-		is->held = h->hnext;
-		deliver(a, h);
-		is->next_mid = mid_next(a, is->next_mid);
-	}
+	release_held(a, is);
 	return 0;
 }
 
@@ -225,6 +238,89 @@ static int reassemble(struct sctpe_assoc *a, struct sctpe_rchunk *c)
 	return try_complete(a, is, head, tail, c);
 }
 
+/* ---- placement ---- */
+
+/* The chunk (tsn, mid, fsn) is the one the message being placed on is needs next. */
+static int continues(const struct sctpe_assoc *a, const struct sctpe_instream *is, uint32_t tsn,
+		     uint32_t mid, uint32_t fsn)
+{
+	return a->idata ? mid == is->next_mid && fsn == is->pl_next : tsn == is->pl_next;
+}
+
+/* One more chunk of the message being placed on is; its last ends it. */
+static void place_chunk(struct sctpe_assoc *a, struct sctpe_instream *is, const uint8_t *data,
+			uint32_t len, uint8_t flags)
+{
+	struct sctpe_ep *e = a->e;
+	sctpt_rx_place_more(e->ep, &is->pl, data, len);
+	e->st.placed++;
+	is->pl_next++;
+	if (!(flags & SCTPE_DATA_E))
+		return;
+	is->placing = 0;
+	sctpt_rx_place_end(e->ep, &is->pl);
+	release_held(a, is);
+}
+
+/* Chunks of the message being placed that overtook the one it waited for. */
+static void place_drain(struct sctpe_assoc *a, struct sctpe_instream *is)
+{
+	while (is->placing) {
+		struct sctpe_rchunk *c = is->head;
+		/* I-DATA: the message's own fragments sort first; DATA: unordered ones may */
+		while (!a->idata && c && sctpe_tsn_lt(c->tsn, is->pl_next))
+			c = c->next;
+		if (!c || !continues(a, is, c->tsn, c->mid, c->fsn) || (c->flags & SCTPE_DATA_B))
+			return;
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			is->head = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		else
+			is->tail = c->prev;
+		place_chunk(a, is, c->data, c->len, c->flags);
+		sctpe_rchunk_free(a->e, c);
+	}
+}
+
+/*
+ * Places d if it is the next chunk of the message being placed on its stream, or the first
+ * of one that may be: 1 placed, 0 not (the usual path takes it), -EPROTO if it contradicts
+ * the message being placed (a fragment again under a new TSN, a new message inside it).
+ */
+static int place(struct sctpe_assoc *a, const struct sctpe_data *d)
+{
+	struct sctpe_instream *is = &a->ins[d->sid];
+	if (d->flags & SCTPE_DATA_U)
+		return 0;
+	if (is->placing) {
+		if (!continues(a, is, d->tsn, d->mid, d->fsn)) {
+			if (a->idata && d->mid == is->next_mid && d->fsn < is->pl_next)
+				return -EPROTO;
+			return 0; /* ahead of its turn: it waits in the list */
+		}
+		if ((d->flags & SCTPE_DATA_B) || d->mid != is->next_mid)
+			return -EPROTO;
+		place_chunk(a, is, d->payload, (uint32_t)d->len, d->flags);
+		place_drain(a, is);
+		return 1;
+	}
+	if (!a->e->place || (d->flags & (SCTPE_DATA_B | SCTPE_DATA_E)) != SCTPE_DATA_B ||
+	    d->mid != is->next_mid || is->queued || !a->peer)
+		return 0;
+	if (a->idata && is->head && is->head->mid == d->mid && (is->head->flags & SCTPE_DATA_B))
+		return 0; /* its first fragment again: the list refuses it */
+	if (!sctpt_rx_place_begin(a->e->ep, &is->pl, a->peer, d->sid, d->payload, d->len))
+		return 0;
+	a->e->st.placed++;
+	is->placing = 1;
+	is->pl_next = a->idata ? 1 : d->tsn + 1;
+	place_drain(a, is);
+	return 1;
+}
+
 int sctpe_in_data(struct sctpe_assoc *a, const struct sctpe_data *d, uint16_t *cause)
 {
 	struct sctpe_ep *e = a->e;
@@ -255,6 +351,12 @@ int sctpe_in_data(struct sctpe_assoc *a, const struct sctpe_data *d, uint16_t *c
 		sctpe_ctrl(a, SCTPE_ERROR, 0, err, sizeof(err));
 		sctpe_tsn_add(&a->tsn, d->tsn);
 		return 0;
+	}
+	int placed = place(a, d);
+	if (placed) {
+		if (placed > 0)
+			sctpe_tsn_add(&a->tsn, d->tsn);
+		return placed < 0 ? placed : 0;
 	}
 	int cls = sctpe_class_of(sizeof(struct sctpe_rchunk) + d->len);
 	uint32_t size = cls >= 0 ? sctpe_class_size[cls] : 0;
@@ -348,6 +450,7 @@ static void message_read(struct sctpe_ep *e, struct sctpe_rchunk *m)
 	struct sctpe_assoc *a = m->a;
 	TAILQ_REMOVE(&e->fifo, m, dlink);
 	a->rx_queued--;
+	a->ins[m->sid].queued--;
 	free_chain(e, m);
 	uint32_t rwnd = sctpe_in_rwnd(a), q = rcvbuf(a) / 4;
 	if (a->state != SCTPE_CLOSED && rwnd > a->adv_rwnd && rwnd - a->adv_rwnd >= q) {
@@ -401,6 +504,7 @@ void sctpe_fifo_drop(struct sctpe_ep *e, struct sctpe_assoc *a)
 			e->rd = NULL;
 		TAILQ_REMOVE(&e->fifo, m, dlink);
 		a->rx_queued--;
+		a->ins[m->sid].queued--;
 		free_chain(e, m);
 	}
 }

@@ -201,7 +201,10 @@ struct sctpt_rxcur {
 	int in_stage;              /* single message being read whole into ep->stage */
 	int discard;               /* a bad message being drained */
 	struct sctpt_rxmsg *frag;  /* reassembly target */
+	int whole;                 /* placed: frag is a whole message in its own staging buffer */
+	LIST_ENTRY(sctpt_rxcur) plink; /* placed: in ep->placing while the engine holds it */
 };
+LIST_HEAD(sctpt_rxcurs, sctpt_rxcur);
 
 /* A completion entry: what the user sees (c) and what the core frees on release. */
 struct sctpt_cqent {
@@ -256,6 +259,7 @@ struct sctpt_ep {
 	uint8_t *txbuf;            /* envelope + fragment, contiguous for the engine's send */
 	uint8_t *rx_dgrams;        /* the UDP layer's receive batch */
 	struct sctpt_rxcur cur;
+	struct sctpt_rxcurs placing; /* cursors of messages the engine places as they arrive */
 	char card[SCTPT_CARD_MAX];
 	int rail_peers;            /* peers with rails */
 	struct sctpt_hslot handlers[SCTPT_MAX_HANDLERS];
@@ -342,6 +346,21 @@ int sctpt_receive(struct sctpt_ep *ep);
 void sctpt_rx_begin(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n);
 void sctpt_rx_account(struct sctpt_ep *ep, int to_scratch, size_t n);
 void sctpt_rx_end(struct sctpt_ep *ep);
+/*
+ * Placement: an engine that reassembles in order may hand the SCTP message it is receiving on
+ * one stream to the core chunk by chunk as the chunks arrive, so that the bytes are copied
+ * once, from the packet to the message's buffer. c is the engine's (one per stream it
+ * places on); data/n the message's first bytes, the envelope whole among them. begin: 1 if
+ * the core took the message (the rest through place_more, then place_end), 0 if the engine
+ * must queue it and let the core read it as usual (nothing changed). cancel: the engine lets
+ * go of c before its end (the association is gone).
+ */
+int sctpt_rx_place_begin(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_peer *p,
+			 uint16_t stream, const uint8_t *data, size_t n);
+void sctpt_rx_place_more(struct sctpt_ep *ep, struct sctpt_rxcur *c, const uint8_t *data,
+			 size_t n);
+void sctpt_rx_place_end(struct sctpt_ep *ep, struct sctpt_rxcur *c);
+void sctpt_rx_place_cancel(struct sctpt_ep *ep, struct sctpt_rxcur *c);
 /* A whole message h (its len bytes at data) that stays where it lies, in a same-host peer's
  * ring, until its entry is released (sctpt_shm_loan_end): 1 if taken (delivered, held for
  * order as a copy, or dropped; loan is ended here unless an entry has it), 0 if it is not

@@ -240,29 +240,53 @@ static int span_add(struct sctpt_rxmsg *r, uint64_t off, uint64_t n)
 	return 0;
 }
 
+/* A message read whole (one fragment): into the staging buffer, or, placed, into a staging
+ * buffer of its own that goes with it (-ENOMEM: none to be had). */
+static int begin_whole(struct sctpt_ep *ep, struct sctpt_rxcur *c, const uint8_t *env, size_t n,
+		       int place)
+{
+	size_t payload = n - SCTPT_HDR_LEN;
+	c->got = payload;
+	c->cap = ep->buf_len - n;
+	if (!place) {
+		c->in_stage = 1;
+		c->dst = ep->stage->data + n;
+		return 0;
+	}
+	struct sctpt_rxmsg *r = calloc(1, sizeof(*r));
+	if (!r || !(r->rxb = sctpt_rxbuf_get(ep))) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->hdr = c->hdr;
+	r->stream = c->stream;
+	r->handler = sctpt_handler_of(ep, c->hdr.context);
+	r->buf = r->rxb->data + SCTPT_HDR_LEN;
+	memcpy(r->buf, env + SCTPT_HDR_LEN, payload);
+	c->frag = r;
+	c->whole = 1;
+	c->dst = r->buf + payload;
+	return 0;
+}
+
 /* A fragment from a striped peer: any rail, any order, maybe twice. Reassembly is keyed by
  * (ordered or not, context, seq); which units arrived is kept by offset. */
-static void begin_rail(struct sctpt_ep *ep, struct sctpt_peer *p, size_t n)
+static int begin_rail(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_peer *p,
+		      const uint8_t *env, size_t n, int place)
 {
-	struct sctpt_rxcur *c = &ep->cur;
 	const struct sctpt_hdr *h = &c->hdr;
 	size_t payload = n - SCTPT_HDR_LEN;
 	if (sctpt_rail_dup(p, h)) {
 		p->dup_frags++;
 		c->discard = 1;
-		return;
+		return 0;
 	}
-	if ((h->flags & SCTPT_F_FIRST) && h->msg_len <= ep->cfg.frag_size) {
-		c->in_stage = 1;
-		c->dst = ep->stage->data + n;
-		c->cap = ep->buf_len - n;
-		c->got = payload;
-		return;
-	}
+	if ((h->flags & SCTPT_F_FIRST) && h->msg_len <= ep->cfg.frag_size)
+		return begin_whole(ep, c, env, n, place);
 	if (h->msg_len > ep->cfg.max_msg_size) {
 		protocol_error(ep, p, "message larger than max_msg_size");
 		c->discard = 1;
-		return;
+		return 0;
 	}
 	struct sctpt_rxmsg *r;
 	uint8_t kind = h->flags & SCTPT_F_UNORDERED;
@@ -275,13 +299,13 @@ static void begin_rail(struct sctpt_ep *ep, struct sctpt_peer *p, size_t n)
 		if (!r) {
 			sctpt_peer_fail(ep, p, -ENOMEM);
 			c->discard = 1;
-			return;
+			return 0;
 		}
 		LIST_INSERT_HEAD(&p->rxlist, r, rlink);
 	} else if (r->hdr.tag != h->tag || r->hdr.msg_len != h->msg_len) {
 		protocol_error(ep, p, "fragment does not belong to the message of its sequence");
 		c->discard = 1;
-		return;
+		return 0;
 	}
 	/* the fragment's length is known only at its end: check the envelope's claim then;
 	 * here what it cannot overrun */
@@ -289,26 +313,26 @@ static void begin_rail(struct sctpt_ep *ep, struct sctpt_peer *p, size_t n)
 	if (h->offset > r->hdr.msg_len || payload > room) {
 		protocol_error(ep, p, "fragment overruns its message");
 		c->discard = 1;
-		return;
+		return 0;
 	}
 	uint32_t at;
 	if (span_find(r, h->offset, &at) >= 0) { /* a copy re-sent after a rail failure */
 		p->dup_frags++;
 		c->discard = 1;
-		return;
+		return 0;
 	}
-	memcpy(r->buf + h->offset, ep->stage->data + SCTPT_HDR_LEN, payload);
+	memcpy(r->buf + h->offset, env + SCTPT_HDR_LEN, payload);
 	c->frag = r;
 	c->got = payload;
 	c->dst = r->buf + h->offset + payload;
 	c->cap = (size_t)(room - payload);
+	return 0;
 }
 
 /* A striped peer's fragment was read whole. Overlapping fragments are refused, so a message
  * whose every byte arrived is one whose byte count is complete. */
-static void end_rail(struct sctpt_ep *ep, struct sctpt_peer *p)
+static void end_rail(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_peer *p)
 {
-	struct sctpt_rxcur *c = &ep->cur;
 	struct sctpt_rxmsg *r = c->frag;
 	int rc = span_add(r, c->hdr.offset, c->got);
 	if (rc == -ENOMEM) {
@@ -326,92 +350,110 @@ static void end_rail(struct sctpt_ep *ep, struct sctpt_peer *p)
 	complete(ep, p, &r->hdr, r->stream, r->buf, r);
 }
 
-/* The envelope of a new SCTP message is in the staging buffer [0, n): where its bytes go. */
-static void begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n)
+/*
+ * The envelope of a new SCTP message is at env [0, n), with the first n - 32 bytes of its
+ * payload: where its bytes go, in c. Read from the engine, env is the staging buffer; placed
+ * (place = 1), the engine's packet, and -EAGAIN, before anything changed, says to read the
+ * message as usual instead.
+ */
+static int begin_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_peer *p,
+		     uint16_t stream, const uint8_t *env, size_t n, int place)
 {
-	struct sctpt_rxcur *c = &ep->cur;
 	memset(c, 0, sizeof(*c));
 	c->active = 1;
 	c->peer = p;
 	c->stream = stream;
 	if (!p || stream >= ep->cfg.streams || p->state == SCTPT_PEER_FAILED) {
 		c->discard = 1;
-		return;
+		return place ? -EAGAIN : 0;
 	}
-	if (sctpt_hdr_decode(ep->stage->data, n, &c->hdr) != 0) {
+	if (sctpt_hdr_decode(env, n, &c->hdr) != 0) {
+		if (place)
+			return -EAGAIN; /* reported when read */
 		protocol_error(ep, p, sctpt_last_error());
 		c->discard = 1;
-		return;
+		return 0;
 	}
 	if (c->hdr.op == SCTPT_OP_CLOSE) {
+		if (place)
+			return -EAGAIN;
 		sctpt_peer_closed(ep, p);
 		c->discard = 1;
-		return;
+		return 0;
 	}
-	if (p->nrails) {
-		begin_rail(ep, p, n);
-		return;
-	}
+	if (p->nrails)
+		return begin_rail(ep, c, p, env, n, place);
 	size_t payload = n - SCTPT_HDR_LEN;
 	struct sctpt_rxmsg **slot = &p->rx[stream];
 	/* whole in this one (a small message may come in pieces from the shared-memory path) */
 	if ((c->hdr.flags & (SCTPT_F_FIRST | SCTPT_F_LAST)) == (SCTPT_F_FIRST | SCTPT_F_LAST) &&
-	    c->hdr.msg_len <= ep->cfg.frag_size) {
-		c->in_stage = 1;
-		c->dst = ep->stage->data + n;
-		c->cap = ep->buf_len - n;
-		c->got = payload;
-		return;
-	}
+	    c->hdr.msg_len <= ep->cfg.frag_size)
+		return begin_whole(ep, c, env, n, place);
 	if (c->hdr.flags & SCTPT_F_FIRST) {
 		if (c->hdr.msg_len > ep->cfg.max_msg_size) {
 			protocol_error(ep, p, "message larger than max_msg_size");
 			c->discard = 1;
-			return;
+			return 0;
 		}
 		if (*slot) {
 			protocol_error(ep, p, "new message on a stream with one unfinished");
 			c->discard = 1;
-			return;
+			return 0;
 		}
 		*slot = start_reassembly(ep, p, &c->hdr, stream);
 		if (!*slot) {
 			sctpt_peer_fail(ep, p, -ENOMEM);
 			c->discard = 1;
-			return;
+			return 0;
 		}
 	} else if (!*slot || (*slot)->got != c->hdr.offset ||
 		   (*slot)->hdr.context != c->hdr.context || (*slot)->hdr.tag != c->hdr.tag ||
 		   (*slot)->hdr.seq != c->hdr.seq || (*slot)->hdr.msg_len != c->hdr.msg_len) {
 		protocol_error(ep, p, "fragment does not continue the message on its stream");
 		c->discard = 1;
-		return;
+		return 0;
 	}
 	struct sctpt_rxmsg *r = *slot;
 	uint64_t room = r->hdr.msg_len - c->hdr.offset;
 	if (payload > room) {
 		protocol_error(ep, p, "fragment overruns its message");
 		c->discard = 1;
-		return;
+		return 0;
 	}
-	memcpy(r->buf + c->hdr.offset, ep->stage->data + SCTPT_HDR_LEN, payload);
+	memcpy(r->buf + c->hdr.offset, env + SCTPT_HDR_LEN, payload);
 	c->frag = r;
 	c->got = payload;
 	c->dst = r->buf + c->hdr.offset + payload;
 	c->cap = (size_t)(room - payload);
+	return 0;
 }
 
-/* The SCTP message in ep->cur ended. */
-static void end_message(struct sctpt_ep *ep)
+static void begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream, size_t n)
 {
-	struct sctpt_rxcur *c = &ep->cur;
+	begin_cur(ep, &ep->cur, p, stream, ep->stage->data, n, 0);
+}
+
+/* A placed message's own staging buffer, when the message goes nowhere. */
+static void drop_whole(struct sctpt_ep *ep, struct sctpt_rxcur *c)
+{
+	if (c->whole && c->frag)
+		rxmsg_drop(ep, c->peer, c->frag, 0);
+	c->frag = NULL;
+}
+
+/* The SCTP message in c ended. */
+static void end_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c)
+{
 	struct sctpt_peer *p = c->peer;
 	c->active = 0;
 	if (p)
 		p->sctp_msgs_in++;
-	if (c->discard || (p && p->state == SCTPT_PEER_FAILED))
+	if (c->discard || (p && p->state == SCTPT_PEER_FAILED)) {
+		drop_whole(ep, c);
 		return;
+	}
 	if (sctpt_hdr_check_payload(&c->hdr, c->got) != 0) {
+		drop_whole(ep, c);
 		protocol_error(ep, p, sctpt_last_error());
 		return;
 	}
@@ -419,8 +461,14 @@ static void end_message(struct sctpt_ep *ep)
 		complete(ep, p, &c->hdr, c->stream, ep->stage->data + SCTPT_HDR_LEN, NULL);
 		return;
 	}
+	if (c->whole) {
+		struct sctpt_rxmsg *w = c->frag;
+		c->frag = NULL;
+		complete(ep, p, &w->hdr, w->stream, w->buf, w);
+		return;
+	}
 	if (p->nrails) {
-		end_rail(ep, p);
+		end_rail(ep, c, p);
 		return;
 	}
 	struct sctpt_rxmsg *r = c->frag;
@@ -431,10 +479,14 @@ static void end_message(struct sctpt_ep *ep)
 	}
 }
 
-/* n more bytes of the current SCTP message were read to c->dst, or to scratch. */
-static void rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
+static void end_message(struct sctpt_ep *ep)
 {
-	struct sctpt_rxcur *c = &ep->cur;
+	end_cur(ep, &ep->cur);
+}
+
+/* n more bytes of the SCTP message in c were read to c->dst, or to scratch. */
+static void account_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c, int to_scratch, size_t n)
+{
 	if (c->discard)
 		return;
 	if (to_scratch) {
@@ -449,6 +501,11 @@ static void rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
 	c->got += n;
 }
 
+static void rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
+{
+	account_cur(ep, &ep->cur, to_scratch, n);
+}
+
 void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 {
 	struct sctpt_rxcur *c = &ep->cur;
@@ -460,6 +517,12 @@ void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 	if (c && c->active && c->peer == p) {
 		c->discard = 1;
 		c->frag = NULL;
+	}
+	LIST_FOREACH(c, &ep->placing, plink) {
+		if (c->peer != p)
+			continue;
+		drop_whole(ep, c); /* a reassembly target goes below */
+		c->discard = 1;
 	}
 	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
 		if (p->rx[s])
@@ -483,6 +546,45 @@ void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 			rxmsg_drop(ep, p, (struct sctpt_rxmsg *)it, status);
 		}
 	}
+}
+
+int sctpt_rx_place_begin(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_peer *p,
+			 uint16_t stream, const uint8_t *data, size_t n)
+{
+	if (n < SCTPT_HDR_LEN || begin_cur(ep, c, p, stream, data, n, 1) != 0) {
+		memset(c, 0, sizeof(*c));
+		return 0;
+	}
+	LIST_INSERT_HEAD(&ep->placing, c, plink);
+	return 1;
+}
+
+void sctpt_rx_place_more(struct sctpt_ep *ep, struct sctpt_rxcur *c, const uint8_t *data,
+			 size_t n)
+{
+	if (c->discard)
+		return;
+	if (n > c->cap) {
+		protocol_error(ep, c->peer, "message longer than its envelope says");
+		drop_whole(ep, c);
+		c->discard = 1;
+		return;
+	}
+	memcpy(c->dst, data, n);
+	account_cur(ep, c, 0, n);
+}
+
+void sctpt_rx_place_end(struct sctpt_ep *ep, struct sctpt_rxcur *c)
+{
+	LIST_REMOVE(c, plink);
+	end_cur(ep, c);
+}
+
+void sctpt_rx_place_cancel(struct sctpt_ep *ep, struct sctpt_rxcur *c)
+{
+	LIST_REMOVE(c, plink);
+	drop_whole(ep, c);
+	c->active = 0;
 }
 
 int sctpt_rx_inject(struct sctpt_ep *ep, sctpt_peer_t id, uint16_t stream, const uint8_t *buf,

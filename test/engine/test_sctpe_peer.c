@@ -453,6 +453,127 @@ TEST(peer_restart_replaces_the_association)
 	emu_close(&m);
 }
 
+/* A core message of n payload bytes (a pattern from seed) in msg; its length. */
+static size_t pattern_msg(uint8_t *msg, int32_t tag, size_t n, unsigned seed)
+{
+	size_t len = emu_message(msg, tag, n);
+	for (size_t i = SCTPT_HDR_LEN; i < len; i++)
+		msg[i] = (uint8_t)(i * seed + 7);
+	return len;
+}
+
+/* Chunk k of msg cut in pieces of 'piece' bytes (k from 0), as DATA or I-DATA on sid. */
+static void send_piece(const uint8_t *msg, size_t len, size_t piece, int k, uint32_t tsn0,
+		       uint16_t sid, uint32_t mid, int idata)
+{
+	uint8_t ch[2048];
+	size_t off = (size_t)k * piece, n = len - off < piece ? len - off : piece;
+	uint8_t fl = (k == 0 ? SCTPE_DATA_B : 0) | (off + n == len ? SCTPE_DATA_E : 0);
+	size_t cl = emu_data(ch, idata, fl, tsn0 + (uint32_t)k, sid, mid, (uint32_t)k, msg + off, n);
+	emu_inject(&m, 1, m.peer_tag, ch, cl);
+}
+
+TEST(in_order_chunks_are_placed_and_overtakers_follow_them)
+{
+	for (int idata = 0; idata <= 1; idata++) {
+		open_up(0, idata);
+		uint8_t a[5032];
+		size_t len = pattern_msg(a, 5, 5000, 3);
+		uint32_t t = m.tsn;
+		send_piece(a, len, 1100, 0, t, 2, 0, idata);
+		emu_progress(&m);
+		CHECK_EQ(m.e->st.placed, 1u, "the first chunk goes to the core at once");
+		send_piece(a, len, 1100, 2, t, 2, 0, idata);
+		send_piece(a, len, 1100, 3, t, 2, 0, idata);
+		emu_progress(&m);
+		CHECK_EQ(m.e->st.placed, 1u, "chunks 2 and 3 wait for chunk 1");
+		send_piece(a, len, 1100, 1, t, 2, 0, idata);
+		emu_progress(&m);
+		CHECK_EQ(m.e->st.placed, 4u, "chunk 1 brings 2 and 3 with it");
+		CHECK_EQ(m.recvs, 0, "not whole yet");
+		send_piece(a, len, 1100, 4, t, 2, 0, idata);
+		emu_progress(&m);
+		CHECK_EQ(m.e->st.placed, 5u);
+		CHECK_EQ(m.recvs, 1);
+		CHECK_EQ(m.recv_bytes, len - SCTPT_HDR_LEN);
+		CHECK(memcmp(m.last, a + SCTPT_HDR_LEN, m.last_len) == 0, "intact (idata %d)", idata);
+		/* the stream's next message: placed too, nothing held */
+		size_t len2 = pattern_msg(a, 6, 3000, 5);
+		for (int k = 0; k < 3; k++)
+			send_piece(a, len2, 1100, k, t + 5, 2, 1, idata);
+		emu_progress(&m);
+		CHECK_EQ(m.e->st.placed, 8u);
+		CHECK_EQ(m.recvs, 2);
+		CHECK(m.last_len == len2 - SCTPT_HDR_LEN &&
+		      memcmp(m.last, a + SCTPT_HDR_LEN, m.last_len) == 0, "second intact");
+		emu_close(&m);
+	}
+}
+
+TEST(placement_walks_past_an_unfinished_unordered_message)
+{
+	open_up(0, 0); /* DATA: unordered and ordered fragments share the stream's list */
+	uint8_t u[2232], o[3332], ch[2048];
+	size_t ul = pattern_msg(u, 1, 2200, 11), ol = pattern_msg(o, 2, 3300, 13);
+	uint32_t t = m.tsn;
+	size_t n = emu_data(ch, 0, SCTPE_DATA_B | SCTPE_DATA_U, t, 3, 0, 0, u, 1200);
+	emu_inject(&m, 1, m.peer_tag, ch, n);
+	send_piece(o, ol, 1200, 1, t + 2, 3, 0, 0);
+	send_piece(o, ol, 1200, 0, t + 2, 3, 0, 0);
+	emu_progress(&m);
+	CHECK_EQ(m.e->st.placed, 2u, "the ordered message's second chunk follows its first");
+	send_piece(o, ol, 1200, 2, t + 2, 3, 0, 0);
+	emu_progress(&m);
+	CHECK_EQ(m.recvs, 1, "the ordered message is whole");
+	CHECK(m.last_len == ol - SCTPT_HDR_LEN && memcmp(m.last, o + SCTPT_HDR_LEN, m.last_len) == 0,
+	      "ordered message intact");
+	n = emu_data(ch, 0, SCTPE_DATA_E | SCTPE_DATA_U, t + 1, 3, 0, 0, u + 1200, ul - 1200);
+	emu_inject(&m, 1, m.peer_tag, ch, n);
+	emu_progress(&m);
+	CHECK_EQ(m.recvs, 2, "the unordered one completes from the list");
+	CHECK(m.last_len == ul - SCTPT_HDR_LEN && memcmp(m.last, u + SCTPT_HDR_LEN, m.last_len) == 0,
+	      "unordered message intact");
+	emu_close(&m);
+}
+
+TEST(a_placed_fragment_sent_again_under_a_new_tsn_aborts)
+{
+	open_up(0, 1);
+	uint8_t a[4032];
+	size_t len = pattern_msg(a, 1, 4000, 3);
+	uint32_t t = m.tsn;
+	send_piece(a, len, 1100, 0, t, 1, 0, 1);
+	send_piece(a, len, 1100, 1, t, 1, 0, 1);
+	emu_clear(&m);
+	send_piece(a, len, 1100, 1, t + 1, 1, 0, 1); /* FSN 1 again as TSN t + 2 */
+	CHECK(emu_chunk(&m, SCTPE_ABORT, NULL, NULL), "a protocol violation");
+	emu_progress(&m);
+	CHECK_EQ(m.downs, 1);
+	CHECK_EQ(m.recvs, 0);
+	emu_close(&m);
+}
+
+TEST(a_message_half_placed_goes_when_the_peer_aborts_or_we_close)
+{
+	uint8_t a[4032], ab[4] = {SCTPE_ABORT, 0, 0, 4};
+	size_t len = pattern_msg(a, 1, 4000, 3);
+	open_up(0, 1);
+	send_piece(a, len, 1100, 0, m.tsn, 1, 0, 1);
+	send_piece(a, len, 1100, 1, m.tsn, 1, 0, 1);
+	emu_progress(&m);
+	CHECK_EQ(m.e->st.placed, 2u);
+	emu_inject(&m, 1, m.peer_tag, ab, sizeof(ab));
+	emu_progress(&m);
+	CHECK_EQ(m.downs, 1, "the peer is lost");
+	CHECK_EQ(m.recvs, 0, "nothing of the half message is delivered");
+	emu_close(&m); /* its staging buffer is back (ASan's leak check) */
+	open_up(0, 0);
+	send_piece(a, len, 1100, 0, m.tsn, 1, 0, 0);
+	emu_progress(&m);
+	CHECK_EQ(m.e->st.placed, 1u);
+	emu_close(&m);
+}
+
 int main(void)
 {
 	RUN(handshake_then_data_is_delivered_and_acknowledged);
@@ -468,5 +589,9 @@ int main(void)
 	RUN(init_flood_keeps_no_state_and_ootb_gets_abort);
 	RUN(shutdown_from_the_peer_completes);
 	RUN(peer_restart_replaces_the_association);
+	RUN(in_order_chunks_are_placed_and_overtakers_follow_them);
+	RUN(placement_walks_past_an_unfinished_unordered_message);
+	RUN(a_placed_fragment_sent_again_under_a_new_tsn_aborts);
+	RUN(a_message_half_placed_goes_when_the_peer_aborts_or_we_close);
 	return sm_check_result();
 }
