@@ -159,6 +159,16 @@ struct sctpe_assoc {
 	uint32_t rtx_chunks;         /* marked for retransmission */
 	uint32_t peer_rwnd;
 	int cwnd_full;               /* sending stopped at cwnd since the last SACK */
+	/* the last T3-rtx episode: its congestion state comes back if the peer reports every
+	 * chunk it resent as a duplicate (RFC 3708: the originals had arrived; the SACKs were
+	 * late, as when the peer's process did not run for an RTO) */
+	struct {
+		int on;
+		uint32_t cwnd, ssthresh, rto_ms;
+		uint32_t lo, hi;         /* the TSNs out when it began */
+		uint32_t close;          /* the episode ends when this is acknowledged (0: not set) */
+		uint32_t resent, dups;   /* chunks of it resent; reported twice by the peer */
+	} undo;
 	int rtt_on;                  /* a chunk is being timed (Karn) */
 	uint32_t rtt_tsn;
 	uint64_t last_data_ms;       /* when data was last sent */
@@ -186,7 +196,7 @@ TAILQ_HEAD(sctpe_assocq, sctpe_assoc);
 struct sctpe_stats {
 	uint64_t pkts_in, pkts_out, bad_csum, bad_vtag, ootb, malformed, bad_cookie, stale_cookie,
 		unknown_chunks, aborts_in, aborts_out, rtx_t3, rtx_fast, sacks_in, sacks_out,
-		dup_tsns, dropped_window, bad_sacks, placed;
+		dup_tsns, dropped_window, bad_sacks, placed, rtx_undone;
 };
 
 /* The association slots of a core peer: its own and, striped, its rails'. */

@@ -338,6 +338,8 @@ static int put_rtx(struct sctpe_assoc *a, struct sctpe_pb *b, int ignore_cwnd, u
 			break;
 		if (a->rtt_on && a->rtt_tsn == tsn)
 			a->rtt_on = 0; /* Karn: no sample from a retransmitted chunk */
+		if (a->undo.on && sctpe_tsn_le(tsn, a->undo.hi))
+			a->undo.resent++;
 		a->rtx_chunks--;
 		sent(a, t, now_us);
 		n++;
@@ -537,6 +539,33 @@ static int in_gaps(const struct sctpe_sack *s, uint32_t cum, uint32_t tsn, int *
 	return 0;
 }
 
+/* Duplicates the peer reports of a T3-rtx episode's TSNs: all it resent twice over, and its
+ * congestion state comes back; acknowledged past what followed it, it is over. */
+static void undo_check(struct sctpe_assoc *a, const struct sctpe_sack *s)
+{
+	if (!a->undo.on)
+		return;
+	for (int i = 0; i < s->ndups; i++) {
+		uint32_t d = sm_get_be32(s->dups + 4 * i);
+		if (sctpe_tsn_le(a->undo.lo, d) && sctpe_tsn_le(d, a->undo.hi))
+			a->undo.dups++;
+	}
+	if (a->undo.resent && a->undo.dups >= a->undo.resent) {
+		struct sctpe_cc *cc = &a->cc;
+		cc->cwnd = cc->cwnd > a->undo.cwnd ? cc->cwnd : a->undo.cwnd;
+		cc->ssthresh = cc->ssthresh > a->undo.ssthresh ? cc->ssthresh : a->undo.ssthresh;
+		cc->rto_ms = a->undo.rto_ms;
+		cc->in_fast_recovery = 0;
+		a->e->st.rtx_undone++;
+		a->undo.on = 0;
+		return;
+	}
+	if (!a->undo.close && sctpe_tsn_le(a->undo.hi, s->cum))
+		a->undo.close = a->next_tsn - 1; /* its duplicates come before this is acknowledged */
+	else if (a->undo.close && sctpe_tsn_le(a->undo.close, s->cum))
+		a->undo.on = 0;
+}
+
 int sctpe_out_sack(struct sctpe_assoc *a, const struct sctpe_sack *s)
 {
 	struct sctpe_ep *e = a->e;
@@ -611,6 +640,7 @@ int sctpe_out_sack(struct sctpe_assoc *a, const struct sctpe_sack *s)
 			a->rtt_on = 0;
 	}
 	a->peer_rwnd = s->arwnd > a->cc.flight ? s->arwnd - a->cc.flight : 0;
+	undo_check(a, s);
 	if (advanced) {
 		rate_sample(a, acked);
 		sctpe_cc_acked(&a->cc, acked, a->cwnd_full || flight_before >= a->cc.cwnd);
@@ -645,6 +675,16 @@ static void t3_fire(struct sctpe_timer *tm)
 	}
 	if (sctpe_assoc_timeout(a) != 0)
 		return; /* the association is lost */
+	if (!a->undo.on) { /* a timeout within an episode keeps the state from before it */
+		memset(&a->undo, 0, sizeof(a->undo));
+		a->undo.on = 1;
+		a->undo.cwnd = a->cc.cwnd;
+		a->undo.ssthresh = a->cc.ssthresh;
+		a->undo.rto_ms = a->cc.rto_ms;
+		a->undo.lo = a->cum + 1;
+	}
+	a->undo.hi = a->next_tsn - 1;
+	a->undo.close = 0;
 	sctpe_cc_timeout(&a->cc);
 	for (uint32_t tsn = a->cum + 1; tsn != a->next_tsn; tsn++) {
 		struct sctpe_tchunk *t = ring_at(a, tsn);

@@ -3,7 +3,8 @@
 # cluster (test/testbed/fnn-cluster.sh), the numbers the core's FNN striping must beat.
 #
 # 1. Two PCs sharing K = 1..4 switches (a design per K: "s: 0 1" for s < K), RATE per NIC
-#    (default 200mbit), one direction, 8 x 1 MiB windows for SECONDS (default 5): btl tcp over
+#    (default 200mbit), links of MTU bytes (environment MTU, default 1500; 9000: jumbo
+#    frames), one direction, 8 x 1 MiB windows for SECONDS (default 5): btl tcp over
 #    the K shared NICs (its multi-interface mode) against btl tcp over nic0 alone, same run.
 # 2. Bisection: a random pairing (SEED) of the 8 PCs of test/testbed/designs/pc8x3.table,
 #    both directions at once, each rank's btl_tcp_if_include set to the NICs it shares with
@@ -19,7 +20,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 B=$(cd "${1:?usage: run_bench.sh BUILDDIR [RATE] [SECONDS] [SEED]}" && pwd)
-RATE=${2:-200mbit} SECS=${3:-5} SEED=${4:-1}
+RATE=${2:-200mbit} SECS=${3:-5} SEED=${4:-1} MTU=${MTU:-1500}
 CLUSTER=$SRC/test/testbed/fnn-cluster.sh
 export FNN_TB_NSRUN=$B/test/testbed/tb_nsrun OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 BW=$B/benchmarks/testbed/tb_bw
@@ -89,7 +90,7 @@ tx_split() {
 
 CMT=${CMT:-yes}
 [ "$SCTP" != no ] || CMT=no
-echo "# btl tcp, 2 PCs, $RATE per NIC, ${SECS} s, one direction, 8 x 1 MiB in flight"
+echo "# btl tcp, 2 PCs, $RATE per NIC, MTU $MTU, ${SECS} s, one direction, 8 x 1 MiB in flight"
 printf '%-13s %-16s %-16s %-8s' "shared rails" "btl tcp MB/s" "one rail MB/s" "ratio"
 [ "$SCTP" = no ] || printf '%-18s %-18s %-7s %-15s' "sctp striped MB/s" "sctp one rail MB/s" "ratio" "striped split% "
 [ "$CMT" = no ] || printf '%-14s %-7s %s' "sctp CMT MB/s" "ratio" "CMT split%"
@@ -101,7 +102,7 @@ for k in ${RAILS:-1 2 3 4}; do
 		echo "$s: 0 1" >>"$TMP/pair$k.table"
 		ifs+="${ifs:+,}nic$s"
 	done
-	timeout 60 "$CLUSTER" up "$TMP/pair$k.table" --prefix "$PREFIX" --rate "$RATE" >/dev/null || exit 1
+	timeout 60 "$CLUSTER" up "$TMP/pair$k.table" --prefix "$PREFIX" --rate "$RATE" --mtu "$MTU" >/dev/null || exit 1
 	multi=$(bw 2 "$ifs") single=$(bw 2 nic0)
 	printf '%-13s %-16s %-16s %-8s' "$k" "$multi" "$single" "$(ratio "$multi" "$single")"
 	if [ "$SCTP" != no ]; then
@@ -122,7 +123,7 @@ done
 
 # Bisection: random pairing of the 8 PCs; per rank, the NICs shared with the partner.
 table=$SRC/test/testbed/designs/pc8x3.table
-timeout 60 "$CLUSTER" up "$table" --prefix "$PREFIX" --rate "$RATE" >/dev/null || exit 1
+timeout 60 "$CLUSTER" up "$table" --prefix "$PREFIX" --rate "$RATE" --mtu "$MTU" >/dev/null || exit 1
 nics=/run/fnn-testbed/$PREFIX/nics
 pcs=$(seq 0 7 | awk -v seed="$SEED" 'BEGIN { srand(seed) } { print rand(), $1 }' | sort -n | awk '{ printf "%s%s", (NR > 1 ? "," : ""), $2 }')
 IFS=, read -r -a order <<<"$pcs"

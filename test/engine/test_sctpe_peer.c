@@ -8,6 +8,7 @@
 #include "emu.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "common/sm_bytes.h"
 #include "common/sm_check.h"
@@ -574,6 +575,69 @@ TEST(a_message_half_placed_goes_when_the_peer_aborts_or_we_close)
 	emu_close(&m);
 }
 
+/* Waits (bounded) for our association's T3-rtx to fire and resend; the resent chunk. */
+static void wait_t3(struct sctpe_assoc *a)
+{
+	for (int i = 0; i < 300 && m.e->st.rtx_t3 == 0; i++) {
+		usleep(10000);
+		emu_progress(&m);
+	}
+	REQUIRE(m.e->st.rtx_t3 == 1, "T3-rtx fired");
+	CHECK_EQ(a->cc.cwnd, a->cc.mtu, "cwnd is one MTU after the timeout");
+}
+
+/* A SACK up to cum reporting dup (0: none) as a duplicate. */
+static void sack_dup(uint32_t tag, uint32_t cum, uint32_t dup)
+{
+	uint8_t sack[20];
+	memset(sack, 0, sizeof(sack));
+	sack[0] = SCTPE_SACK;
+	sm_put_be16(sack + 2, dup ? 20 : 16);
+	sm_put_be32(sack + 4, cum);
+	sm_put_be32(sack + 8, 1u << 20);
+	sm_put_be16(sack + 14, dup ? 1 : 0);
+	sm_put_be32(sack + 16, dup);
+	emu_inject(&m, 0, tag, sack, dup ? 20 : 16);
+}
+
+TEST(a_timeout_whose_resend_arrives_twice_is_undone)
+{
+	REQUIRE(emu_open(&m, 0, 16) == 0);
+	uint32_t tag, t = connect_out(&tag);
+	struct sctpe_assoc *a = m.e->ps[m.peer].out;
+	REQUIRE(a);
+	uint32_t cwnd = a->cc.cwnd, ssthresh = a->cc.ssthresh, rto = a->cc.rto_ms;
+	wait_t3(a);
+	sack_dup(tag, t, 0); /* the original's acknowledgement, late */
+	CHECK_EQ(m.e->st.rtx_undone, 0, "not yet: the resend may have been needed");
+	sack_dup(tag, t, t); /* the peer saw the resend as a duplicate */
+	CHECK_EQ(m.e->st.rtx_undone, 1);
+	CHECK_EQ(a->cc.cwnd, cwnd, "cwnd back");
+	CHECK_EQ(a->cc.ssthresh, ssthresh, "ssthresh back");
+	CHECK_EQ(a->cc.rto_ms, rto, "no back-off");
+	emu_close(&m);
+}
+
+TEST(a_timeout_whose_resend_was_needed_stands)
+{
+	REQUIRE(emu_open(&m, 0, 16) == 0);
+	uint32_t tag, t = connect_out(&tag);
+	struct sctpe_assoc *a = m.e->ps[m.peer].out;
+	REQUIRE(a);
+	uint32_t ssthresh = a->cc.ssthresh;
+	wait_t3(a);
+	sack_dup(tag, t, 0); /* the resend's acknowledgement: no duplicate */
+	uint8_t msg[20] = {0};
+	struct iovec iov = {msg, sizeof(msg)};
+	REQUIRE(sctpt_send(m.ep, m.peer, 1, 2, 0, &iov, 1, NULL) >= 0);
+	emu_progress(&m);
+	sack_dup(tag, t + 1, 0); /* what followed is acknowledged: the episode is over */
+	sack_dup(tag, t + 1, t); /* a duplicate reported after that does not count */
+	CHECK_EQ(m.e->st.rtx_undone, 0);
+	CHECK(a->cc.ssthresh < ssthresh, "the reduction stands");
+	emu_close(&m);
+}
+
 int main(void)
 {
 	RUN(handshake_then_data_is_delivered_and_acknowledged);
@@ -593,5 +657,7 @@ int main(void)
 	RUN(placement_walks_past_an_unfinished_unordered_message);
 	RUN(a_placed_fragment_sent_again_under_a_new_tsn_aborts);
 	RUN(a_message_half_placed_goes_when_the_peer_aborts_or_we_close);
+	RUN(a_timeout_whose_resend_arrives_twice_is_undone);
+	RUN(a_timeout_whose_resend_was_needed_stands);
 	return sm_check_result();
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fnn-cluster.sh - an emulated Flat Neighborhood Network cluster in network namespaces.
 #
-#   fnn-cluster.sh up TABLE [--rate RATE] [--loss PC:NIC:PCT] [--prefix P] [--dir D]
+#   fnn-cluster.sh up TABLE [--rate RATE] [--mtu MTU] [--loss PC:NIC:PCT] [--prefix P] [--dir D]
 #   fnn-cluster.sh down   [--prefix P | --dir D]
 #   fnn-cluster.sh status [--prefix P | --dir D]
 #   fnn-cluster.sh link PC NIC up|down  [--prefix P | --dir D]
@@ -14,7 +14,8 @@
 # one veth pair per NIC: `nicK` in the PC's namespace (NIC K is on the PC's K-th
 # lowest-numbered switch, routing/fnn's convention), `pNnK` enslaved to the switch's bridge.
 # NIC K of PC N on switch S gets 198.18.S.(N+1)/24 and MAC 02:18:00:S:00:N+1.  Every NIC is
-# shaped with `tc tbf` at RATE in both directions (on both veth ends); --loss drops PCT
+# shaped with `tc tbf` at RATE in both directions (on both veth ends), every link's MTU is MTU
+# (default 1500: jumbo frames with 9000); --loss drops PCT
 # percent of the packets in and out of one NIC with an nft `numgen random` rule.  `shape`
 # sets one NIC's rate later and, with DELAY (e.g. 5ms, each direction; or OUT/IN, 10ms/0),
 # delays its packets: with netem (as root qdisc, the tbf its child) where the kernel has it,
@@ -26,7 +27,7 @@
 # IPv6 is off in all of them; PCs answer ARP only on the NIC holding the address.  The state directory D (default /run/fnn-testbed/P) holds
 #   state   the namespaces made, one a line, written as each is made: `down` deletes those
 #   addrs   the address plan, "pc nic ifname ipv4 mac" (fnn_addrmap_load, `fnn stripe --addrs`)
-#   table   the design table;  nics: "pc nic switch" lines;  env: PREFIX, RATE, NPCS, NICS
+#   table   the design table;  nics: "pc nic switch" lines;  env: PREFIX, RATE, MTU, NPCS, NICS
 #   delay.N.K  the PID of the delay line relaying PC N's NIC K (it exits when this goes)
 # `up` prints the prefix; on any failure it removes what it made.  P defaults to tb<pid>.
 set -u
@@ -34,13 +35,14 @@ set -u
 die() { echo "fnn-cluster: $*" >&2; exit 1; }
 usage() { sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-PREFIX="" DIR="" RATE="200mbit" LOSS=""
+PREFIX="" DIR="" RATE="200mbit" MTU=1500 LOSS=""
 ARGS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--prefix) PREFIX=${2:?}; shift 2 ;;
 	--dir) DIR=${2:?}; shift 2 ;;
 	--rate) RATE=${2:?}; shift 2 ;;
+	--mtu) MTU=${2:?}; shift 2 ;;
 	--loss) LOSS=${2:?}; shift 2 ;;
 	-h | --help) usage ;;
 	*) ARGS+=("$1"); shift ;;
@@ -174,7 +176,7 @@ cmd_up() {
 	echo "$nics" >"$DIR/nics"
 	cp "$table" "$DIR/table"
 	npcs=$(echo "$nics" | awk '$1 + 1 > n { n = $1 + 1 } END { print n }')
-	printf 'PREFIX=%s\nRATE=%s\nNPCS=%s\nNICS=%s\n' "$PREFIX" "$RATE" "$npcs" \
+	printf 'PREFIX=%s\nRATE=%s\nMTU=%s\nNPCS=%s\nNICS=%s\n' "$PREFIX" "$RATE" "$MTU" "$npcs" \
 		"$(echo "$nics" | awk '$2 + 1 > n { n = $2 + 1 } END { print n }')" >"$DIR/env"
 	fab=$(fabns)
 	mkns "$fab"
@@ -182,14 +184,20 @@ cmd_up() {
 		ip -n "$fab" link add "sw$sw" type bridge || die "bridge sw$sw"
 		ip -n "$fab" link set "sw$sw" up
 	done
-	echo "# pc nic ifname ipv4 mac  (fnn-cluster.sh, prefix $PREFIX, $RATE per NIC)" >"$DIR/addrs"
+	case $MTU in
+	'' | *[!0-9]*) die "bad MTU '$MTU'" ;;
+	esac
+	[ "$MTU" -ge 576 ] && [ "$MTU" -le 65535 ] || die "MTU $MTU: from 576 to 65535"
+	echo "# pc nic ifname ipv4 mac  (fnn-cluster.sh, prefix $PREFIX, $RATE per NIC, MTU $MTU)" >"$DIR/addrs"
 	for ((pc = 0; pc < npcs; pc++)); do
 		ns=$(pcns "$pc")
 		mkns "$ns"
 		while read -r k sw; do
 			ip -n "$fab" link add "p${pc}n$k" type veth peer name "nic$k" netns "$ns" ||
 				die "veth p${pc}n$k - nic$k"
-			ip -n "$fab" link set "p${pc}n$k" master "sw$sw" up
+			ip -n "$fab" link set "p${pc}n$k" mtu "$MTU" master "sw$sw" up ||
+				die "MTU $MTU on p${pc}n$k"
+			ip -n "$ns" link set "nic$k" mtu "$MTU" || die "MTU $MTU on nic$k in $ns"
 			ip -n "$ns" link set "nic$k" address "$(printf '02:18:00:%02x:00:%02x' "$sw" $((pc + 1)))"
 			ip -n "$ns" addr add "198.18.$sw.$((pc + 1))/24" dev "nic$k" || die "address of nic$k in $ns"
 			ip -n "$ns" link set "nic$k" up
@@ -329,7 +337,10 @@ delay_line() {
 	sw=$(nic_switch "$pc" "$k")
 	py=/usr/bin/python3
 	[ -x "$py" ] || py=$(command -v python3) || die "shape: no netem in this kernel and no python3 for a delay line"
-	ip -n "$fab" link add "q${pc}n$k" type veth peer name "r${pc}n$k" || die "veth q${pc}n$k"
+	local mtu
+	mtu=$(sed -n 's/^MTU=//p' "$DIR/env")
+	ip -n "$fab" link add "q${pc}n$k" mtu "${mtu:-1500}" type veth peer name "r${pc}n$k" \
+		mtu "${mtu:-1500}" || die "veth q${pc}n$k"
 	ip -n "$fab" link set "r${pc}n$k" master "sw$sw" up
 	ip -n "$fab" link set "q${pc}n$k" up
 	ip -n "$fab" link set "p${pc}n$k" nomaster
