@@ -520,31 +520,45 @@ void sctpt_udp_close(struct sctpt_ep *ep)
 	ep->nudp = 0;
 }
 
-static void feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len,
-		 const struct sockaddr_in *from, uint64_t now, sctpt_udp_deliver_fn deliver)
+/* A datagram, or GRO's run of segments of seg bytes from one sender: the peer is looked up
+ * and the path counted once for the run. */
+static int feed(struct sctpt_ep *ep, int local, const uint8_t *buf, size_t len, size_t seg,
+		const struct sockaddr_in *from, uint64_t now, sctpt_udp_deliver_fn deliver)
 {
-	if (len < 12)
-		return; /* not even an SCTP common header */
-	int pi = -1;
+	int pi = -1, n = 0;
 	struct sctpt_peer *p = sctpt_peer_by_udp(ep, from, &pi);
-	if (!p && ep->cfg.accept_unknown)
+	if (!p && ep->cfg.accept_unknown && len >= 12)
 		p = adopt_peer(ep, buf, from, &pi);
 	if (!p || pi < 0)
-		return; /* a peer without a card only sends after its card is known here */
+		return 0; /* a peer without a card only sends after its card is known here */
 	struct sctpt_path *path = p->paths[pi];
-	if (SCTPT_IS_PROBE(buf)) {
-		int type = sctpt_probe_decode(buf, len);
-		if (type < 0)
-			return;
-		if (type == SCTPT_PROBE_PING)
-			probe_send(ep, local, from, SCTPT_PROBE_PONG);
-		path_alive(path, now);
-		return;
+	uint64_t pkts = 0, bytes = 0;
+	int alive = 0;
+	for (size_t off = 0; off < len; off += seg, n++) {
+		const uint8_t *d = buf + off;
+		size_t k = len - off < seg ? len - off : seg;
+		if (k < 12)
+			continue; /* not even an SCTP common header */
+		if (SCTPT_IS_PROBE(d)) {
+			int type = sctpt_probe_decode(d, k);
+			if (type < 0)
+				continue;
+			if (type == SCTPT_PROBE_PING)
+				probe_send(ep, local, from, SCTPT_PROBE_PONG);
+			alive = 1;
+			continue;
+		}
+		pkts++;
+		bytes += k;
+		deliver(ep, p, pi, d, k);
 	}
-	atomic_fetch_add_explicit(&path->pkts_in, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&path->bytes_in, len, memory_order_relaxed);
-	path_alive(path, now);
-	deliver(ep, p, pi, buf, len);
+	if (pkts) {
+		atomic_fetch_add_explicit(&path->pkts_in, pkts, memory_order_relaxed);
+		atomic_fetch_add_explicit(&path->bytes_in, bytes, memory_order_relaxed);
+	}
+	if (pkts || alive)
+		path_alive(path, now);
+	return n;
 }
 
 int sctpt_udp_input(struct sctpt_ep *ep, sctpt_udp_deliver_fn deliver)
@@ -583,11 +597,8 @@ int sctpt_udp_input(struct sctpt_ep *ep, sctpt_udp_deliver_fn deliver)
 				size_t len = msgs[i].msg_len, seg = gro_size(&msgs[i].msg_hdr);
 				if (!seg || seg > len)
 					seg = len;
-				for (size_t off = 0; off < len; off += seg) {
-					feed(ep, s, d + off, len - off < seg ? len - off : seg, &from[i], now,
-					     deliver);
-					count++;
-				}
+				if (len)
+					count += feed(ep, s, d, len, seg, &from[i], now, deliver);
 			}
 			if (n < RX_BATCH)
 				break;
