@@ -272,7 +272,7 @@ static int begin_whole(struct sctpt_ep *ep, struct sctpt_rxcur *c, const uint8_t
 /* A fragment from a striped peer: any rail, any order, maybe twice. Reassembly is keyed by
  * (ordered or not, context, seq); which units arrived is kept by offset. */
 static int begin_rail(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_peer *p,
-		      const uint8_t *env, size_t n, int place)
+		      const uint8_t *env, size_t n)
 {
 	const struct sctpt_hdr *h = &c->hdr;
 	size_t payload = n - SCTPT_HDR_LEN;
@@ -282,7 +282,7 @@ static int begin_rail(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_p
 		return 0;
 	}
 	if ((h->flags & SCTPT_F_FIRST) && h->msg_len <= ep->cfg.frag_size)
-		return begin_whole(ep, c, env, n, place);
+		return begin_whole(ep, c, env, n, 0);
 	if (h->msg_len > ep->cfg.max_msg_size) {
 		protocol_error(ep, p, "message larger than max_msg_size");
 		c->discard = 1;
@@ -381,8 +381,11 @@ static int begin_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_pe
 		c->discard = 1;
 		return 0;
 	}
+	/* a striped peer's fragment may come twice, on two rails at once (a copy re-sent after
+	 * a stall): read whole, the first ends before the second begins; placed, they would
+	 * overlap in time, and the first could complete the message under the second */
 	if (p->nrails)
-		return begin_rail(ep, c, p, env, n, place);
+		return place ? -EAGAIN : begin_rail(ep, c, p, env, n);
 	size_t payload = n - SCTPT_HDR_LEN;
 	struct sctpt_rxmsg **slot = &p->rx[stream];
 	/* whole in this one (a small message may come in pieces from the shared-memory path) */
