@@ -149,7 +149,7 @@ int mca_btl_sctp_rdma_open(void)
 	 * next progress call, in as few messages as it fits: osc rdma always progresses (flush,
 	 * unlock, fence, waiting for a get) before it needs the data to have left */
 	iw_rnic_attr_init(&attr);
-	attr.defer_tx = 1;
+	attr.defer_tx = NULL == getenv("BTL_SCTP_IW_NODEFER"); /* set: post at once (A/B) */
 	rc = iw_open(c->ep, &attr, &c->rnic);
 	if (0 == rc)
 		rc = iw_pd_alloc(c->rnic, &c->pd);

@@ -427,42 +427,31 @@ static int cas(int peer, const MPIDI_CH3_Pkt_cas_t * c)
 		      swp, c->pkt_flags, c->target_win_handle);
 }
 
+static MPI_Win pkt_win(const MPIDI_CH3_Pkt_t * pkt, int *flags);
+
 /* An accumulate that goes as a packet: later atomics to the same target in its window must
  * not overtake it. */
 static void note_core_acc(int peer, const MPIDI_CH3_Pkt_t * pkt)
 {
-	MPI_Win h = MPI_WIN_NULL;
-	MPIR_Request *rreq = NULL;
 	struct target t;
+	MPI_Win h;
 	int flags;
 
 	switch (pkt->type) {
 	case MPIDI_CH3_PKT_ACCUMULATE:
 	case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
-		h = pkt->accum.source_win_handle;
-		flags = pkt->accum.pkt_flags;
-		break;
 	case MPIDI_CH3_PKT_GET_ACCUM:
 	case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
-		rreq = request_of(pkt->get_accum.request_handle);
-		flags = pkt->get_accum.pkt_flags;
-		break;
 	case MPIDI_CH3_PKT_FOP:
 	case MPIDI_CH3_PKT_FOP_IMMED:
-		rreq = request_of(pkt->fop.request_handle);
-		flags = pkt->fop.pkt_flags;
-		break;
 	case MPIDI_CH3_PKT_CAS_IMMED:
-		rreq = request_of(pkt->cas.request_handle);
-		flags = pkt->cas.pkt_flags;
 		break;
 	default:
 		return;
 	}
+	h = pkt_win(pkt, &flags);
 	if (flags & LOCK_FLAGS)
 		return;
-	if (rreq)
-		h = rreq->dev.source_win_handle;
 	if (find_target(peer, h, &t) == 0)
 		t.sw->core_acc[t.rank] = 1;
 }

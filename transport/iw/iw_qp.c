@@ -155,7 +155,7 @@ int iw_post_send(struct iw_qp *qp, const struct iw_send_wr *wr)
 {
 	struct iw_rnic *r = qp->r;
 	uint64_t total;
-	int rc;
+	int rc, now = 0;
 	pthread_mutex_lock(&r->lock);
 	if (qp->state != IW_QPS_RTS) {
 		rc = iw_err(qp->state == IW_QPS_ERROR ? -EPIPE : -ENOTCONN, "QP %u: not connected "
@@ -195,9 +195,12 @@ int iw_post_send(struct iw_qp *qp, const struct iw_send_wr *wr)
 	w->len = total;
 	qp->sq_count++;
 	iw_engine(r);
+	/* deferred posting is for what bundles: a larger request leaves at once, with the
+	 * small ones queued before it */
+	now = !r->attr.defer_tx || total > IW_BUNDLE_BYTES / 2;
 out:
 	pthread_mutex_unlock(&r->lock);
-	if (rc == 0 && !r->attr.defer_tx)
+	if (rc == 0 && now)
 		iw_flush(r);
 	return rc;
 }
