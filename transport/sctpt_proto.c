@@ -125,6 +125,8 @@ int sctpt_card_parse(const char *s, struct sctpt_card_info *c)
 			size_t k = strlen(tok + 4);
 			if (k == 0 || k >= sizeof(c->shm) || strspn(tok + 4, "0123456789abcdef.") != k)
 				return sctpt_err(-EINVAL, "business card: bad shm token '%.40s'", tok);
+			if (c->shm[0])
+				return sctpt_err(-EINVAL, "business card '%.40s': two shm tokens", s);
 			memcpy(c->shm, tok + 4, k + 1);
 			continue;
 		}

@@ -87,7 +87,8 @@ static void card_codec(void)
 	       d.addrs[1] == c.addrs[1], "parse back");
 	const char *bad[] = {"", "sctpt2 1 2 1.2.3.4", "sctpt1 0 5 1.2.3.4", "sctpt1 70000 5 1.2.3.4",
 			     "sctpt1 1 2", "sctpt1 1 2 1.2.3", "sctpt1 1x 2 1.2.3.4",
-			     "sctpt1 1 2 1.1.1.1 1.1.1.2 1.1.1.3 1.1.1.4 1.1.1.5 1.1.1.6 1.1.1.7 1.1.1.8 1.1.1.9"};
+			     "sctpt1 1 2 1.1.1.1 1.1.1.2 1.1.1.3 1.1.1.4 1.1.1.5 1.1.1.6 1.1.1.7 1.1.1.8 1.1.1.9",
+			     "sctpt1 1 2 1.2.3.4 shm=ab.12 shm=cd"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		EXPECT(sctpt_card_parse(bad[i], &d) == -EINVAL, "bad card accepted: '%s'", bad[i]);
 		EXPECT(strlen(sctpt_last_error()) > 0, "no message for '%s'", bad[i]);
