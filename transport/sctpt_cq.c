@@ -184,9 +184,10 @@ static void spent_put(struct sctpt_ep *ep)
 int sctpt_cq_take(struct sctpt_ep *ep, struct sctpt_cqbatch *b)
 {
 	b->n = 0;
-	if ((!ep->ndone && !ep->nspent) ||
-	    atomic_load_explicit(&ep->dispatching, memory_order_acquire))
-		return 0; /* nothing, or another thread (or this one, further out) is at it */
+	/* dispatching first: spent is the dispatcher's until it clears that (release) */
+	if (atomic_load_explicit(&ep->dispatching, memory_order_acquire) ||
+	    (!ep->ndone && !ep->nspent))
+		return 0; /* another thread (or this one, further out) is at it, or nothing */
 	atomic_store_explicit(&ep->dispatching, 1, memory_order_relaxed);
 	spent_put(ep);
 	take_batch(ep, b);
