@@ -6,8 +6,8 @@
  * registered region (STag 0x101, remote read/write/atomic) and a local-write-only region
  * (STag 0x202, with two receives posted into it); a region of another PD is STag 0x303. sel
  * bit 0: the message goes to another (unknown) QP number; bit 1: tagged offsets in the bytes
- * are relative to the first region (the target adds its address, so inputs reach placement);
- * bit 2: the message is a bundle (several segments, each behind a 4-byte length).
+ * are relative to the first region (the target adds its address, so inputs reach placement).
+ * A message that starts with IW_BUNDLE_MARK is a bundle of segments.
  * Every byte outside the regions must stay untouched, and nothing may crash. The endpoint has
  * no sockets: whatever the RNIC answers fails to send, which fails the QP, as a lost peer would.
  */
@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (size >= 4) {
 		uint8_t sel = data[0];
 		size_t len = (size_t)data[2] << 8 | data[3];
-		int32_t tag = (int32_t)((uint32_t)data[1] | ((sel & 4) ? 0x80000000u : 0));
+		int32_t tag = data[1];
 		data += 4;
 		size -= 4;
 		if (len > size)

@@ -15,9 +15,7 @@
  * most its tx slots plus two socket buffers in flight, far fewer). */
 #define IW_RX_WINDOW 8192u
 #define IW_SLOT_HDR (IW_UNTAGGED_HLEN + IW_ATOMIC_REQ_LEN + IW_UNTAGGED_HLEN)
-/* A bundle: consecutive ordered segments of one QP with the same fence in one core message,
- * each behind a 4-byte big-endian length; its tag is the fence with IW_BUNDLE_TAG set. */
-#define IW_BUNDLE_TAG 0x80000000u
+/* Bundles (iw_proto.h): consecutive ordered segments of one QP with the same fence. */
 #define IW_BUNDLE_MAX 32      /* segments */
 #define IW_BUNDLE_BYTES 16384 /* segment bytes: small segments only (large ones go alone) */
 /* Read Response payload copies above IW_RSP_POOL_MIN bytes come from a pool of seg_size

@@ -56,6 +56,13 @@ enum iw_term_layer { IW_LAYER_RDMAP = 0, IW_LAYER_DDP = 1, IW_LAYER_LLP = 2 };
 
 #define IW_DDP_T 0x80u
 #define IW_DDP_L 0x40u
+/*
+ * A bundle (not in RFC 5043, which puts one DDP segment in each SCTP message): several ordered
+ * segments of one QP in one message: this byte (DDP's reserved bits set: never a segment's
+ * first), then each segment behind its 4-byte big-endian length. The message's fence covers
+ * them all; they are handled in order as if each had come alone.
+ */
+#define IW_BUNDLE_MARK 0x3cu
 #define IW_TAGGED_HLEN 14
 #define IW_UNTAGGED_HLEN 18
 #define IW_READ_REQ_LEN 28

@@ -236,7 +236,7 @@ static int take_message(struct iw_rnic *r, struct iovec *iov, int max_iov)
 	if (!head->flags && bytes <= IW_BUNDLE_BYTES)
 		for (s = head->next; s && n < IW_BUNDLE_MAX && bundles_with(head, s); s = s->next) {
 			size_t b = slot_len(s);
-			if (bytes + b > IW_BUNDLE_BYTES || (n + 1) * (2 + IW_MAX_SGE) > max_iov)
+			if (bytes + b > IW_BUNDLE_BYTES || 1 + (n + 1) * (2 + IW_MAX_SGE) > max_iov)
 				break;
 			bytes += b;
 			last->bnext = s;
@@ -251,6 +251,9 @@ static int take_message(struct iw_rnic *r, struct iovec *iov, int max_iov)
 		memcpy(iov, head->iov, (size_t)head->iovcnt * sizeof(*iov));
 		return head->iovcnt;
 	}
+	static const uint8_t mark = IW_BUNDLE_MARK;
+	iov[k].iov_base = (void *)&mark;
+	iov[k++].iov_len = 1;
 	for (s = head; s; s = s->bnext) {
 		uint32_t len = (uint32_t)slot_len(s);
 		s->blen[0] = (uint8_t)(len >> 24);
@@ -262,7 +265,6 @@ static int take_message(struct iw_rnic *r, struct iovec *iov, int max_iov)
 		memcpy(iov + k, s->iov, (size_t)s->iovcnt * sizeof(*iov));
 		k += s->iovcnt;
 	}
-	head->tag = (int32_t)((uint32_t)head->tag | IW_BUNDLE_TAG);
 	r->st.bundles++;
 	return k;
 }
@@ -288,7 +290,7 @@ static void message_done(struct iw_rnic *r, struct iw_slot *s, int status)
  */
 void iw_flush(struct iw_rnic *r)
 {
-	struct iovec iov[IW_BUNDLE_MAX * (2 + IW_MAX_SGE)];
+	struct iovec iov[1 + IW_BUNDLE_MAX * (2 + IW_MAX_SGE)];
 
 	pthread_mutex_lock(&r->lock);
 	if (r->flushing) {
@@ -391,7 +393,7 @@ static void bundle_input(struct iw_rnic *r, struct iw_qp *qp, const uint8_t *d, 
 			 uint32_t fence)
 {
 	static const struct iw_term bad = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
-	size_t off = 0;
+	size_t off = 1; /* the mark */
 
 	r->st.segs_recv--; /* counted per segment below */
 	while (off < len && r->qp[qp->qpn] == qp) {
@@ -418,7 +420,7 @@ static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
 		r->st.dropped++;
 		return;
 	}
-	if ((uint32_t)c->tag & IW_BUNDLE_TAG) {
+	if (c->len >= 1 && d[0] == IW_BUNDLE_MARK) {
 		bundle_input(r, qp, d, c->len, (uint32_t)c->tag & IW_FENCE_MASK);
 		return;
 	}
