@@ -17,7 +17,8 @@
 
 int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context)
 {
-	for (int i = 1; i < SCTPT_MAX_HANDLERS; i++) {
+	/* on every message: only as far as handlers were ever added */
+	for (int i = 1; i < ep->handlers_end; i++) {
 		const struct sctpt_hslot *s = &ep->handlers[i];
 		if (s->used && context >= s->h.lo && context <= s->h.hi)
 			return i;
@@ -256,6 +257,8 @@ int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h)
 		s->h = *h;
 		STAILQ_INIT(&s->polled);
 		s->used = 1;
+		if (id >= ep->handlers_end)
+			ep->handlers_end = id + 1;
 	}
 	UNLOCK(ep);
 	return id > 0 ? id : sctpt_err(id, "sctpt_handler_add: %d handlers already",

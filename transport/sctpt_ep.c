@@ -304,6 +304,7 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	ep->handlers[0].h.hi = UINT32_MAX;
 	STAILQ_INIT(&ep->handlers[0].polled);
 	ep->handlers[0].used = 1;
+	ep->handlers_end = 1;
 	rc = sctpt_local_addrs(cfg, ep->udp, SCTPT_MAX_ADDRS);
 	if (rc < 0)
 		goto fail;

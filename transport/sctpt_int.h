@@ -263,6 +263,7 @@ struct sctpt_ep {
 	char card[SCTPT_CARD_MAX];
 	int rail_peers;            /* peers with rails */
 	struct sctpt_hslot handlers[SCTPT_MAX_HANDLERS];
+	int handlers_end;          /* 1 + the highest id of a handler added (1: cfg.handler only) */
 	struct sctpt_cqq done;     /* entries for handlers with a complete function, in order */
 	int ndone, npolled;
 	/* one thread hands out completions at a time: it sets dispatching under the lock and
