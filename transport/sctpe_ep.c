@@ -131,6 +131,7 @@ static void flush_all(struct sctpe_ep *e)
 		int sack_only = !TAILQ_FIRST(&a->active) && !a->rtx_chunks;
 		if (a->sack_fresh && a->sack_due && sack_only && e->defer_sacks) {
 			a->sack_fresh = 0;
+			a->sack_deferred = 1;
 			TAILQ_INSERT_TAIL(&keep, a, flink);
 			continue;
 		}

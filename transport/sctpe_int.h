@@ -142,6 +142,7 @@ struct sctpe_assoc {
 	int sack_pkts;               /* packets with DATA since the last SACK */
 	int sack_due;                /* a SACK goes with the next flush */
 	int sack_fresh;              /* ... made due by this turn's input: it may wait a batch */
+	int sack_deferred;           /* ... and waited one already: the next flush sends it */
 	int rx_queued;               /* complete messages in the delivery queue */
 	/* outbound */
 	struct sctpe_ostream *outs;

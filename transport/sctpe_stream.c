@@ -396,8 +396,10 @@ void sctpe_in_packet_done(struct sctpe_assoc *a, int immediate)
 	if (immediate || a->sack_pkts >= freq || sctpe_tsn_has_gaps(&a->tsn) || a->tsn.ndups) {
 		a->sack_due = 1;
 		/* out of order or duplicated: at once; in order: it may wait for the reply */
+		/* once: while data keeps coming every turn, a SACK kept for each next batch would
+		 * wait until the sender runs out of window */
 		a->sack_fresh = !immediate && !sctpe_tsn_has_gaps(&a->tsn) && !a->tsn.ndups &&
-				a->e->in_input;
+				a->e->in_input && !a->sack_deferred;
 		sctpe_want_flush(a);
 	} else if (!sctpe_timer_armed(&a->tsack)) {
 		sctpe_timer_arm(&a->e->wheel, &a->tsack,
@@ -436,6 +438,7 @@ int sctpe_in_sack(struct sctpe_assoc *a, struct sctpe_pb *b)
 	a->tsn.ndups = 0;
 	a->adv_rwnd = rwnd;
 	a->sack_due = 0;
+	a->sack_deferred = 0;
 	a->sack_pkts = 0;
 	sctpe_timer_stop(&a->e->wheel, &a->tsack);
 	a->e->st.sacks_out++;

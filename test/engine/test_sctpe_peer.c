@@ -92,6 +92,25 @@ TEST(sack_every_second_packet_else_after_the_delay)
 	emu_close(&m);
 }
 
+TEST(a_sack_kept_for_the_reply_waits_one_batch_only)
+{
+	REQUIRE(emu_open(&m, 0, 16) == 0);
+	m.ep->cfg.sack_freq = 2;
+	REQUIRE(emu_handshake(&m, 0) == 0);
+	uint32_t cum, dups[8];
+	uint16_t ng, nd, gaps[8][2];
+	emu_clear(&m);
+	m.e->in_input = 1; /* packets as the receive batch brings them, turn by turn */
+	send_msg(m.tsn, 1, 0, 1, 0);
+	send_msg(m.tsn + 1, 1, 1, 2, 0);
+	CHECK(sack_of(&cum, &ng, gaps, &nd, dups) != 0, "the SACK waits for a reply");
+	send_msg(m.tsn + 2, 1, 2, 3, 0); /* the next turn brings more data, no reply */
+	m.e->in_input = 0;
+	REQUIRE(sack_of(&cum, &ng, gaps, &nd, dups) == 0, "it waited one batch, not more");
+	CHECK(sctpe_tsn_le(m.tsn + 1, cum), "it acknowledges the first two at least");
+	emu_close(&m);
+}
+
 TEST(gaps_and_duplicates_are_reported_and_order_kept)
 {
 	open_up(0, 0);
@@ -642,6 +661,7 @@ int main(void)
 {
 	RUN(handshake_then_data_is_delivered_and_acknowledged);
 	RUN(sack_every_second_packet_else_after_the_delay);
+	RUN(a_sack_kept_for_the_reply_waits_one_batch_only);
 	RUN(gaps_and_duplicates_are_reported_and_order_kept);
 	RUN(idata_fragments_interleaved_and_out_of_order_reassemble);
 	RUN(bad_checksum_is_dropped_and_counted);
