@@ -10,7 +10,8 @@
 # 64 KiB latency ratio, and the lowest bandwidth ratio from 64 KiB up (at least 0.9x).
 # Environment: REPS (5), Q (iteration scale, 1 = OSU's counts), MAX (largest size, 4 MiB),
 # MIN (smallest), TESTS ("latency bw"), KEEP=1 (keep the raw outputs), SCTP_MCA (more
-# --mca settings for the sctp runs, e.g. "--mca btl_sctp_shm_get 0").
+# --mca settings for the sctp runs, e.g. "--mca btl_sctp_shm_get 0"), BIND (mpirun's
+# --bind-to, "none"; "core" keeps the two ranks on two CPUs: far steadier on a loaded machine).
 set -u
 build=${1:?usage: shm_vader.sh <build dir>}
 build=$(cd "$build" && pwd) || exit 2
@@ -25,7 +26,7 @@ reps=${REPS:-5}
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] && echo "raw outputs in $tmp" >&2 || rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-common=(--allow-run-as-root --oversubscribe --bind-to none -np 2 --mca pml ob1
+common=(--allow-run-as-root --oversubscribe --bind-to "${BIND:-none}" -np 2 --mca pml ob1
 	--mca btl_base_warn_component_unused 0)
 vader=(--mca btl self,vader)
 sctp=(--mca btl self,sctp --mca btl_sctp_if_include lo -x SCTPT_SHM=1
@@ -57,8 +58,8 @@ for t in ${TESTS:-latency bw}; do
 	done
 done
 
-printf '# shm_vader: 2 ranks on one host (%s CPUs, load %s: a machine shared with other work), %s repetitions%s\n' \
-	"$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "$reps" "${SCTP_MCA:+; sctp with $SCTP_MCA}"
+printf '# shm_vader: 2 ranks on one host (%s CPUs, load %s: a machine shared with other work), %s repetitions, bound to %s%s\n' \
+	"$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "$reps" "${BIND:-none}" "${SCTP_MCA:+; sctp with $SCTP_MCA}"
 for t in ${TESTS:-latency bw}; do
 	unit=$([ "$t" = latency ] && echo "us" || echo "MB/s")
 	printf '# %s, %s: median of pieces (OSU mean)\n%-8s %18s %18s %12s %12s\n' "$t" "$unit" size \
