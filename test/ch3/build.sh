@@ -2,11 +2,7 @@
 # MPICH with --with-device=ch3:sctp builds and installs (cached), reports its device, and
 # carries the project's core; a program built with its mpicc runs on 2 ranks over SCTP.
 . "$(dirname "$0")/ch3_common.sh"
-"$PREFIX/bin/mpichversion" | grep -qE 'Device:[[:space:]]*ch3:sctp$' ||
-	{ "$PREFIX/bin/mpichversion"; die "mpichversion does not report ch3:sctp"; }
-echo "$("$PREFIX/bin/mpichversion" | grep -E 'Version:|Device:' | tr -s ' \t' ' ' | tr '\n' ' ')"
-lib=$(ls "$PREFIX"/lib/libmpi.so.* 2>/dev/null | head -n 1)
-[ -n "$lib" ] || die "no libmpi.so under $PREFIX/lib"
+ch3_installed "$PREFIX" ch3:sctp
 nm "$lib" | grep -q ' T sctpt_send$' || die "$lib does not contain the core (sctpt_send)"
 ldd "$lib" | grep -q libusrsctp || die "$lib is not linked with libusrsctp"
 # the endpoint comes up and says so (card on stderr with MPICH_SCTP_VERBOSE)

@@ -34,6 +34,16 @@ MPIEXEC=$PREFIX/bin/mpiexec
 BIN=$PWD/ch3-bin
 mkdir -p "$BIN"
 
+# ch3_installed PREFIX DEVICE: the MPICH under PREFIX reports DEVICE (printed with its
+# version); sets lib to its libmpi.so.
+ch3_installed() {
+	"$1/bin/mpichversion" | grep -qE "Device:[[:space:]]*$2\$" ||
+		{ "$1/bin/mpichversion"; die "mpichversion does not report $2"; }
+	echo "$("$1/bin/mpichversion" | grep -E 'Version:|Device:' | tr -s ' \t' ' ' | tr '\n' ' ')"
+	lib=$(ls "$1"/lib/libmpi.so.* 2>/dev/null | head -n 1)
+	[ -n "$lib" ] || die "no libmpi.so under $1/lib"
+}
+
 # ch3_prog NAME [MPICC [OUTDIR]]: compiles NAME.c of test/btl, test/ch3 or test/testbed once
 # (stddef.h: test/btl's programs use offsetof and MPICH's mpi.h does not include it); parallel
 # tests may race: each compiles to a temporary file and renames it.

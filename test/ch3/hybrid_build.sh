@@ -3,11 +3,7 @@
 # carries the core with its iWARP layer; point-to-point (test/btl's btl_p2p) on 2 and 4 ranks
 # gives the same CHECK lines as over ch3:sctp.
 . "$(dirname "$0")/hybrid_common.sh"
-"$HYB/bin/mpichversion" | grep -qE 'Device:[[:space:]]*ch3:hybrid$' ||
-	{ "$HYB/bin/mpichversion"; die "mpichversion does not report ch3:hybrid"; }
-echo "$("$HYB/bin/mpichversion" | grep -E 'Version:|Device:' | tr -s ' \t' ' ' | tr '\n' ' ')"
-lib=$(ls "$HYB"/lib/libmpi.so.* 2>/dev/null | head -n 1)
-[ -n "$lib" ] || die "no libmpi.so under $HYB/lib"
+ch3_installed "$HYB" ch3:hybrid
 for sym in sctpt_send iw_post_send; do
 	nm "$lib" | grep -q " T $sym\$" || die "$lib does not contain $sym"
 done

@@ -121,6 +121,32 @@ static void mixed(int iters, size_t max)
  * moves as RDMA (it packs those).
  */
 #define NI 8192
+
+/* Int i of the pattern rank 'who' sends in transfer sd. */
+static int pattern_at(uint64_t sd, int who, int i)
+{
+	return (int)(sd * 1000003u + (uint64_t)who * 7919u + (uint64_t)i);
+}
+
+/* The same transfer done locally with MPI_Pack/Unpack says what is expected: who's pattern
+ * packed as (sc, st) and unpacked as (dc, dt) over want (NI ints, holding what the
+ * destination held before). */
+static void expect_transfer(uint64_t sd, int who, int sc, MPI_Datatype st, int dc,
+			    MPI_Datatype dt, int *want)
+{
+	int sz, pos = 0;
+	MPI_Pack_size(sc, st, MPI_COMM_WORLD, &sz);
+	char *pk = malloc((size_t)sz);
+	int *from = malloc(NI * sizeof(int));
+	BT_EXPECT(pk && from, "malloc");
+	for (int i = 0; i < NI; i++)
+		from[i] = pattern_at(sd, who, i);
+	MPI_Pack(from, sc, st, pk, sz, &pos, MPI_COMM_WORLD);
+	pos = 0;
+	MPI_Unpack(pk, sz, &pos, want, dc, dt, MPI_COMM_WORLD);
+	free(pk);
+	free(from);
+}
 static void derived(void)
 {
 	int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -171,7 +197,7 @@ static void derived(void)
 				uint64_t sd = 5000 + (uint64_t)epoch * 100 + c * 10 + (uint64_t)op;
 				/* fill: the source side (mine or the window) with a pattern */
 				for (int i = 0; i < NI; i++) {
-					src[i] = (int)(sd * 1000003u + (uint64_t)rank * 7919u + (uint64_t)i);
+					src[i] = pattern_at(sd, rank, i);
 					wmem[i] = -1 - i;
 					dst[i] = -7;
 				}
@@ -195,49 +221,30 @@ static void derived(void)
 				else
 					MPI_Win_unlock(right, win);
 				MPI_Barrier(MPI_COMM_WORLD);
-				/* the same transfer done locally with MPI_Pack/Unpack says what is
-				 * expected: pack the source side, unpack into the other */
-				int packsz, pos = 0;
-				MPI_Pack_size(cases[c].oc, cases[c].ot, MPI_COMM_WORLD, &packsz);
-				char *pk = malloc((size_t)packsz);
 				int *want = malloc(NI * sizeof(int));
-				int *peer_src = malloc(NI * sizeof(int));
-				BT_EXPECT(pk && want && peer_src, "malloc");
+				BT_EXPECT(want, "malloc");
 				if (op == 0) {
 					/* my window got left's src through (ot -> tt) */
-					for (int i = 0; i < NI; i++) {
-						peer_src[i] = (int)(sd * 1000003u + (uint64_t)left * 7919u + (uint64_t)i);
+					for (int i = 0; i < NI; i++)
 						want[i] = -1 - i;
-					}
-					MPI_Pack(peer_src, cases[c].oc, cases[c].ot, pk, packsz, &pos, MPI_COMM_WORLD);
-					pos = 0;
-					MPI_Unpack(pk, packsz, &pos, want, cases[c].tc, cases[c].tt, MPI_COMM_WORLD);
+					expect_transfer(sd, left, cases[c].oc, cases[c].ot, cases[c].tc,
+							cases[c].tt, want);
 					for (int i = 0; i < NI; i++)
 						BT_EXPECT(wmem[i] == want[i], "%s put (%s): int %d is %d, want %d",
 							  cases[c].name, epoch ? "lock" : "fence", i, wmem[i], want[i]);
 					sum += bt_hash(wmem, NI * sizeof(int));
 				} else {
 					/* I got right's window (its pattern) through (tt -> ot) */
-					int tsz;
-					MPI_Pack_size(cases[c].tc, cases[c].tt, MPI_COMM_WORLD, &tsz);
-					char *tk = malloc((size_t)tsz);
-					BT_EXPECT(tk, "malloc");
-					for (int i = 0; i < NI; i++) {
-						peer_src[i] = (int)(sd * 1000003u + (uint64_t)right * 7919u + (uint64_t)i);
+					for (int i = 0; i < NI; i++)
 						want[i] = -7;
-					}
-					MPI_Pack(peer_src, cases[c].tc, cases[c].tt, tk, tsz, &pos, MPI_COMM_WORLD);
-					pos = 0;
-					MPI_Unpack(tk, tsz, &pos, want, cases[c].oc, cases[c].ot, MPI_COMM_WORLD);
+					expect_transfer(sd, right, cases[c].tc, cases[c].tt, cases[c].oc,
+							cases[c].ot, want);
 					for (int i = 0; i < NI; i++)
 						BT_EXPECT(dst[i] == want[i], "%s get (%s): int %d is %d, want %d",
 							  cases[c].name, epoch ? "lock" : "fence", i, dst[i], want[i]);
 					sum += bt_hash(dst, NI * sizeof(int));
-					free(tk);
 				}
-				free(pk);
 				free(want);
-				free(peer_src);
 			}
 		}
 	}
