@@ -170,7 +170,8 @@ static void slot_flush(struct txbatch *b, struct txslot *s)
 {
 	if (!s->sel)
 		return;
-	sel_send(s->sel, s->path, s->iov, s->niov, s->len, s->seg, s->nseg);
+	if (s->nseg) /* a slot reserved for a packet that was not built holds nothing */
+		sel_send(s->sel, s->path, s->iov, s->niov, s->len, s->seg, s->nseg);
 	s->sel = NULL;
 	s->len = s->blen = 0;
 	s->nseg = s->niov = 0;
@@ -482,8 +483,11 @@ void sctpt_udp_commitv(struct sctpt_sel *sel, size_t head, const void *payload, 
 	struct txslot *s = t_res;
 	(void)sel;
 	t_res = NULL;
-	if (!s || !head)
+	if (!s || !head) {
+		if (s && s->nseg == 0)
+			s->sel = NULL; /* reserved for nothing: free again */
 		return;
+	}
 	if (s->nseg == 0)
 		s->seg = head + plen + zeros; /* the first packet sets the batch's segment size */
 	slot_put_buf(s, head);
