@@ -15,6 +15,10 @@
 #   TESTS="..."   subset of: latency bw bibw allreduce
 #   MAX=bytes     largest size (default 4 MiB)
 #   SCTP_ENV="V=x ..."  extra environment for the ch3:sctp runs (e.g. MPICH_SCTP_SPIN_US=0)
+#   BEFORE_LIB=dir     one more stack, "before": the ch3:sctp programs run with the libmpi.so.12
+#                      in dir (LD_LIBRARY_PATH; a copy of an earlier build's install/lib), so
+#                      that a change is measured against the build before it in the same run
+#   DEBIAN=0      leave Debian's MPICH out
 set -u
 
 main() {
@@ -36,7 +40,7 @@ for dev in sctp sock; do
 	mpiexec[$dev]=$p/bin/mpiexec
 done
 stacks="sctp sock"
-if [ -x /usr/bin/mpicc.mpich ] && [ -x /usr/bin/mpiexec.mpich ]; then
+if [ "${DEBIAN:-1}" != 0 ] && [ -x /usr/bin/mpicc.mpich ] && [ -x /usr/bin/mpiexec.mpich ]; then
 	mpicc[debian]=/usr/bin/mpicc.mpich
 	mpiexec[debian]=/usr/bin/mpiexec.mpich
 	stacks="$stacks debian"
@@ -53,15 +57,21 @@ done
 
 run() { # STACK TEST NP: one run, its output in raw/
 	local s=$1 t=$2 np=$3 rep=$4 env=()
+	local bin=$s
 	case $s in
 	sctp) env=(SCTPT_SHM=0 "${sctp_env[@]}") ;;
+	before) env=(SCTPT_SHM=0 LD_LIBRARY_PATH="$BEFORE_LIB" "${sctp_env[@]}") bin=sctp ;;
 	debian) env=(UCX_TLS=self,tcp) ;;
 	esac
-	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$s]}" -launcher fork -n "$np" \
-		"$out/bin/$s/bench_$t" -q "$q" -m "$max" >"$out/raw/$t-$s-$rep.txt" 2>"$out/raw/$t-$s-$rep.err" ||
+	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$bin]}" -launcher fork -n "$np" \
+		"$out/bin/$bin/bench_$t" -q "$q" -m "$max" >"$out/raw/$t-$s-$rep.txt" 2>"$out/raw/$t-$s-$rep.err" ||
 		echo "compare.sh: $t on $s (rep $rep) failed, see $out/raw/$t-$s-$rep.err" >&2
 }
 
+if [ -n "${BEFORE_LIB:-}" ]; then
+	[ -f "$BEFORE_LIB/libmpi.so.12" ] || { echo "compare.sh: no libmpi.so.12 in $BEFORE_LIB" >&2; exit 2; }
+	stacks="$stacks before"
+fi
 echo "# MPICH 4.0.2 ch3:sctp (SCTP core, SCTPT_SHM=0) vs ch3:sock (TCP) vs Debian's MPICH (ch4:ucx, UCX_TLS=self,tcp), one host, loopback: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs (load $(cut -d' ' -f1-3 /proc/loadavg)), Q=$q, $reps reps" | tee "$out/header.txt"
 for rep in $(seq 1 "$reps"); do
 	for t in $tests; do
@@ -80,6 +90,7 @@ for t in $tests; do
 		FNR == 1 { split(FILENAME, a, "/"); f = a[length(a)]; sub(/\.txt$/, "", f); n = split(f, b, "-"); s = b[n - 1] }
 		/^#/ { next }
 		NF == 2 { v[s, $1] = v[s, $1] " " $2; sizes[$1] = 1 }
+		function ratio(a, b) { return (b > 0 && a != "") ? sprintf("%.2f", a / b) : "-" }
 		function median(str,   x, n, i, j, t) {
 			n = split(str, x, " ")
 			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] + 0 < x[i] + 0) { t = x[i]; x[i] = x[j]; x[j] = t }
@@ -89,8 +100,8 @@ for t in $tests; do
 			ns = split(stacks, st, " ")
 			printf "%-10s", "size"
 			for (i = 1; i <= ns; i++) printf " %12s", st[i]
-			printf " %12s", "sctp/sock"
-			if (ns > 2) printf " %12s", "sctp/debian"
+			for (i = 2; i <= ns; i++) if (st[i] != "before") printf " %12s", "sctp/" st[i]
+			for (i = 2; i <= ns; i++) if (st[i] == "before") printf " %12s %12s", "before/sock", "sctp/before"
 			printf "\n"
 			m = 0
 			for (z in sizes) ord[++m] = z + 0
@@ -99,8 +110,8 @@ for t in $tests; do
 				z = ord[k]
 				printf "%-10s", z
 				for (i = 1; i <= ns; i++) { md[i] = median(v[st[i], z]); printf " %12s", md[i] }
-				printf " %12s", (md[2] > 0 && md[1] != "") ? sprintf("%.2f", md[1] / md[2]) : "-"
-				if (ns > 2) printf " %12s", (md[3] > 0 && md[1] != "") ? sprintf("%.2f", md[1] / md[3]) : "-"
+				for (i = 2; i <= ns; i++) if (st[i] != "before") printf " %12s", ratio(md[1], md[i])
+				for (i = 2; i <= ns; i++) if (st[i] == "before") printf " %12s %12s", ratio(md[i], md[2]), ratio(md[1], md[i])
 				printf "\n"
 			}
 		}' "$out"/raw/"$t"-*-*.txt

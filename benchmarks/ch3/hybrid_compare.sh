@@ -15,7 +15,9 @@
 # Environment: Q=F (OSU's iteration counts times F, default 0.2), MEDIAN=0 (OSU's average per
 # run instead of the median iteration), REPS, MAX (largest size, 4 MiB),
 # TESTS="put_lat:lock ..." (test:sync pairs), HYBRID_ENV="VAR=x ..." (extra environment for
-# the ch3:hybrid runs).
+# the ch3:hybrid runs), BEFORE_HYBRID_LIB=dir / BEFORE_SCTP_LIB=dir (stacks hybrid0 / sctp0: the
+# ch3:hybrid / ch3:sctp programs run with the libmpi.so.12 in dir, a copy of an earlier build's
+# install/lib, so that a change is measured against the build before it in the same run).
 set -u
 
 main() {
@@ -29,9 +31,15 @@ med=$([ "${MEDIAN:-1}" = 0 ] || echo -M)
 tests=${TESTS:-put_lat:lock get_lat:lock put_lat:fence get_lat:fence put_bw:lock get_bw:lock put_bw:fence get_bw:fence mixed:fence}
 read -r -a hyb_env <<<"${HYBRID_ENV:-}"
 stacks="hybrid sctp sock"
+declare -A before_lib
+[ -z "${BEFORE_HYBRID_LIB:-}" ] || { before_lib[hybrid0]=$BEFORE_HYBRID_LIB; stacks="$stacks hybrid0"; }
+[ -z "${BEFORE_SCTP_LIB:-}" ] || { before_lib[sctp0]=$BEFORE_SCTP_LIB; stacks="$stacks sctp0"; }
+for s in "${!before_lib[@]}"; do
+	[ -f "${before_lib[$s]}/libmpi.so.12" ] || { echo "hybrid_compare.sh: no libmpi.so.12 in ${before_lib[$s]}" >&2; exit 2; }
+done
 
 declare -A prefix
-for s in $stacks; do
+for s in hybrid sctp sock; do
 	prefix[$s]=$("$here/scripts/mpich-build.sh" --device "ch3:$s" | tail -n 1) ||
 		{ echo "hybrid_compare.sh: building MPICH with ch3:$s failed" >&2; exit 2; }
 	"${prefix[$s]}/bin/mpicc" -O2 -Wno-stringop-overflow -o "$out/bin/bench_osc.$s" \
@@ -39,14 +47,16 @@ for s in $stacks; do
 done
 
 run() { # STACK TEST SYNC REP
-	local s=$1 t=$2 sync=$3 rep=$4 env=() f
+	local s=$1 t=$2 sync=$3 rep=$4 env=() f bin=${1%0}
 	case $s in
 	hybrid) env=(SCTPT_SHM=0 "${hyb_env[@]}") ;;
+	hybrid0) env=(SCTPT_SHM=0 LD_LIBRARY_PATH="${before_lib[$s]}" "${hyb_env[@]}") ;;
 	sctp) env=(SCTPT_SHM=0) ;;
+	sctp0) env=(SCTPT_SHM=0 LD_LIBRARY_PATH="${before_lib[$s]}") ;;
 	esac
 	f=$out/raw/$t.$sync.$s.$rep
-	env "${env[@]}" timeout -k 10 1800 "${prefix[$s]}/bin/mpiexec" -launcher fork -n 2 \
-		"$out/bin/bench_osc.$s" "$t" -s "$sync" -q "$q" -m "$max" $med >"$f.log" 2>&1 ||
+	env "${env[@]}" timeout -k 10 1800 "${prefix[$bin]}/bin/mpiexec" -launcher fork -n 2 \
+		"$out/bin/bench_osc.$bin" "$t" -s "$sync" -q "$q" -m "$max" $med >"$f.log" 2>&1 ||
 		{ echo "hybrid_compare.sh: $t ($sync) on ch3:$s (rep $rep) failed, see $f.log" >&2; status=1; }
 	grep -E '^[0-9]+ ' "$f.log" >"$f.dat"
 }

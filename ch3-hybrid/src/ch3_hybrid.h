@@ -165,6 +165,8 @@ int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t
 	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie);
 /* ch3_hybrid_rnic.c, called by ch3:sctp's progress engine in place of the core's */
 int sctph_progress(struct sctpt_ep *ep);
+/* ... its iWARP part alone (before and after ch3:sctp's progress engine sleeps in the core) */
+int sctph_rdma_progress(void);
 void sctph_close(struct sctpt_ep *ep);
 
 /* ch3_hybrid_win.c */

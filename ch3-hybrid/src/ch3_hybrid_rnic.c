@@ -652,12 +652,12 @@ static int work_busy(void)
 	return n;
 }
 
-int sctph_progress(struct sctpt_ep *ep)
+/* The iWARP layer's side of a progress call: deferred work out, completions in. */
+int sctph_rdma_progress(void)
 {
-	int n = sctpt_progress(ep);
 	if (sctph.opened <= 0)
-		return n;
-	n += iw_progress(sctph.rnic);
+		return 0;
+	int n = iw_progress(sctph.rnic);
 	int done = poll_cq();
 	if (sctph.busy)
 		done += work_busy();
@@ -665,6 +665,12 @@ int sctph_progress(struct sctpt_ep *ep)
 	if (done)
 		iw_progress(sctph.rnic);
 	return n + done;
+}
+
+int sctph_progress(struct sctpt_ep *ep)
+{
+	int n = sctpt_progress(ep);
+	return n + sctph_rdma_progress();
 }
 
 static void print_stats(void)

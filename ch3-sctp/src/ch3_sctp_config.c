@@ -193,6 +193,14 @@ int sctpc_config(struct sctpt_config *cfg, char *err, size_t errlen)
 		return -1;
 
 	cfg->addrs = sctpc.env.addrs;
+	/*
+	 * Every rank on this node and no addresses asked for: loopback, as the kernel routes a
+	 * TCP connection between them. The non-loopback interfaces would work too, but their MTU
+	 * (often 1500 or less) would set the size of every packet although the traffic never
+	 * leaves the host.
+	 */
+	if (!cfg->addrs && !sctpc.env.multihome_file && !sctpc.fnn && MPIR_Process.num_nodes == 1)
+		cfg->addrs = "127.0.0.1";
 	cfg->config_file = sctpc.env.multihome_file;
 	cfg->config_host = sctpc.env.multihome_host;
 	cfg->streams = (uint16_t)v[I_STREAMS];

@@ -281,29 +281,42 @@ void MPIDI_CH3I_Progress_wakeup(void)
 }
 #endif
 
+/* Work of a layer above the core on the same endpoint (ch3:hybrid's RDMA), under MPICH's
+ * lock: what it posted leaves before the core sleeps, what came is taken up after. */
+#ifndef SCTPC_RDMA_PROGRESS
+#define SCTPC_RDMA_PROGRESS() 0
+#endif
+
 /*
- * Blocks in the core (MPICH's lock released) until it has something, or a while passed.
+ * Progresses the core, sleeping in it (MPICH's lock released) until it has something or a
+ * while passed, then handles what it has. sctpt_wait progresses before it sleeps: no
+ * progress call of our own comes first, which would only read the sockets once more.
  * With threads, another thread may complete what this one waits for without the network
  * (a message to itself, a request it cancels): the core cannot be woken for that, so the
  * wait goes in 1 ms slices, each checking the completion counter.
  */
-static void block(void)
+static int block(int *mpi_errno)
 {
+	int n = SCTPC_RDMA_PROGRESS();
+	if (n > 0)	/* not asleep while that layer has work: the core moves it */
+		return n + poll_once(mpi_errno);
 	if (MPIR_IS_THREADED) {
 #ifdef MPICH_IS_THREADED
 		unsigned int c0 = MPIDI_CH3I_progress_completion_count;
 		MPIDI_CH3I_progress_blocked = TRUE;
 		MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
 		for (int i = 0; i < 100 && c0 == MPIDI_CH3I_progress_completion_count; i++)
-			if (sctpt_wait(sctpc.ep, 1) > 0)
+			if ((n = sctpt_wait(sctpc.ep, 1)) > 0)
 				break;
 		MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
 		MPIDI_CH3I_progress_blocked = FALSE;
 		MPIDI_CH3I_progress_wakeup_signalled = FALSE;
 #endif
 	} else {
-		sctpt_wait(sctpc.ep, 100);
+		n = sctpt_wait(sctpc.ep, 100);
 	}
+	n += drain(mpi_errno);
+	return n + SCTPC_RDMA_PROGRESS();
 }
 
 static int progress_wait(MPID_Progress_state * state)
@@ -318,21 +331,24 @@ static int progress_wait(MPID_Progress_state * state)
 			MPIDI_CH3_Progress_signal_completion();
 			break;
 		}
-		if (poll_once(&mpi_errno) > 0 || mpi_errno)
-			continue;	/* the loop test sees a completion */
 #ifdef MPICH_IS_THREADED
 		if (MPIR_IS_THREADED && MPIDI_CH3I_progress_blocked == TRUE) {
-			/* another thread waits in the core: wait for its news */
+			/* another thread waits in the core: take what is queued, else wait for
+			 * its news */
+			if (poll_once(&mpi_errno) > 0 || mpi_errno)
+				continue;
 			progress_delay((unsigned) state->ch.completion_count);
 			goto fn_exit;
 		}
 #endif
 		/* poll a little before sleeping: a reply is often microseconds away */
-		if (!spin_until)
-			spin_until = now_us() + (uint64_t) sctpc.env.spin_us;
-		if (now_us() < spin_until)
-			continue;
-		block();
+		if (sctpc.env.spin_us > 0) {
+			if (!spin_until)
+				spin_until = now_us() + (uint64_t) sctpc.env.spin_us;
+			if (poll_once(&mpi_errno) > 0 || mpi_errno || now_us() < spin_until)
+				continue;	/* the loop test sees a completion */
+		}
+		block(&mpi_errno);
 	} while (mpi_errno == MPI_SUCCESS &&
 		 (unsigned) state->ch.completion_count == MPIDI_CH3I_progress_completion_count);
 	MPIR_ERR_CHECK(mpi_errno);
