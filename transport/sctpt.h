@@ -204,6 +204,10 @@ struct sctpt_config {
 
 /* Flags for sctpt_send. */
 #define SCTPT_SEND_UNORDERED 0x1u /* no per-(peer, context) ordering for this message */
+/* Only if it leaves at once (copied out of iov before sctpt_send returns 1): else -EAGAIN,
+ * with nothing sent or queued. For a layer that would otherwise copy a small message into a
+ * buffer of its own first; today only a same-host peer with nothing queued takes it. */
+#define SCTPT_SEND_NOW 0x2u
 
 struct sctpt_path_stats {
 	char local[48], remote[48]; /* "ip:port" */

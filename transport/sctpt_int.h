@@ -283,8 +283,16 @@ struct sctpt_ep {
 };
 
 /* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
-/* The handler of a context (0: cfg.handler). */
-int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context);
+/* The handler of a context (0: cfg.handler); in line for an endpoint with cfg.handler alone. */
+int sctpt_handler_find(struct sctpt_ep *ep, uint32_t context);
+static inline int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context)
+{
+	return ep->handlers_end > 1 ? sctpt_handler_find(ep, context) : 0;
+}
+/* A RECV entry for a whole message of at most SCTPT_CQE_INLINE bytes, copied into it: what
+ * sctpt_cq_recv does for such a message, with nothing else to decide. */
+void sctpt_cq_recv_small(struct sctpt_ep *ep, int hid, struct sctpt_peer *p,
+			 const struct sctpt_hdr *h, uint16_t stream, const uint8_t *data, size_t len);
 /* Queues a RECV entry for handler hid; the data moves with rxb, owned or loan (one of them,
  * or none: copied, or the handler's own recv_buf buffer). */
 void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
@@ -369,6 +377,12 @@ void sctpt_rx_place_cancel(struct sctpt_ep *ep, struct sctpt_rxcur *c);
 int sctpt_rx_lent(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
 		  const struct sctpt_hdr *h, const uint8_t *data, size_t len,
 		  struct sctpt_loan *loan);
+/* A whole message of at most SCTPT_CQE_INLINE bytes from a same-host peer's ring: its
+ * envelope at env, its len bytes right after it. 1 if taken (delivered, held for order or
+ * dropped: copied either way, the ring's bytes are free again), 0 if not one of those (the
+ * caller reads it through rx_begin, which reports what is wrong with it). */
+int sctpt_rx_small(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		   const uint8_t *env, size_t len);
 /* Gives back what p has half-received (recv_buf buffers come back with status) and what is
  * held for order. */
 void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status);

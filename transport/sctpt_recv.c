@@ -5,6 +5,7 @@
  * (peer, context) and queued as completions for the context's handler.
  */
 #include "sctpt_int.h"
+#include "common/sm_bytes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -54,9 +55,8 @@ static int take_stage(struct sctpt_ep *ep, struct sctpt_rxbuf **out)
 static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctpt_hdr *hp,
 		    uint16_t stream, const uint8_t *data, struct sctpt_rxmsg *r)
 {
-	const struct sctpt_hdr hdr = *hp, *h = &hdr; /* hp may be r's, which goes below */
-	size_t len = (size_t)h->msg_len;
-	int hid = r ? r->handler : sctpt_handler_of(ep, h->context);
+	size_t len = (size_t)hp->msg_len;
+	int hid = r ? r->handler : sctpt_handler_of(ep, hp->context);
 	p->msgs_recv++;
 	p->bytes_recv += len;
 	if (!ep->handlers[hid].used) {
@@ -65,6 +65,11 @@ static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctp
 			rxmsg_drop(ep, p, r, -ENOENT);
 		return;
 	}
+	if (!r && len <= SCTPT_CQE_INLINE) { /* the common small message: copied */
+		sctpt_cq_recv_small(ep, hid, p, hp, stream, data, len);
+		return;
+	}
+	const struct sctpt_hdr hdr = *hp, *h = &hdr; /* hp may be r's, which goes below */
 	struct sctpt_rxbuf *rxb = NULL;
 	struct sctpt_loan *loan = NULL;
 	void *owned = NULL, *cookie = NULL;
@@ -688,6 +693,32 @@ int sctpt_rx_lent(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
 	if (ep->lent) /* copied (held for order), or dropped */
 		sctpt_shm_loan_end(ep, ep->lent);
 	ep->lent = NULL;
+	return 1;
+}
+
+int sctpt_rx_small(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		   const uint8_t *env, size_t len)
+{
+	/* what begin_message would have read whole into the staging buffer, as the sender's
+	 * fast path writes it; anything else, a bad envelope included, goes that way (and is
+	 * reported there). Each byte is read once: the sender may be writing over them. */
+	uint8_t flags = env[2];
+	if (len > SCTPT_CQE_INLINE || env[0] != SCTPT_PROTO_VERSION || env[1] != SCTPT_OP_DATA ||
+	    env[3] != 0 || (flags & ~SCTPT_F_UNORDERED) != (SCTPT_F_FIRST | SCTPT_F_LAST) ||
+	    p->nrails || p->state == SCTPT_PEER_FAILED || stream >= ep->cfg.streams)
+		return 0;
+	struct sctpt_hdr h = {.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA, .flags = flags,
+			      .context = sm_get_be32(env + 4), .tag = (int32_t)sm_get_be32(env + 8),
+			      .seq = sm_get_be32(env + 12), .msg_len = sm_get_be64(env + 16),
+			      .offset = sm_get_be64(env + 24)};
+	if (h.msg_len != len || h.offset != 0 || ((flags & SCTPT_F_UNORDERED) && h.seq != 0))
+		return 0;
+	p->sctp_msgs_in++;
+	/* copied into the entry (or, held for order, into a copy of its own) */
+	if (flags & SCTPT_F_UNORDERED)
+		deliver(ep, p, &h, stream, env + SCTPT_HDR_LEN, NULL);
+	else
+		complete(ep, p, &h, stream, env + SCTPT_HDR_LEN, NULL);
 	return 1;
 }
 

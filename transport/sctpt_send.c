@@ -236,7 +236,9 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 {
 	struct sctpt_peer *p;
 	struct sctpt_txmsg *m;
+	struct sctpt_order_ctx *oc = NULL;
 	uint64_t len = 0;
+	uint16_t stream;
 	int rc = 0, done = 0;
 	if (iovcnt < 0 || (iovcnt > 0 && !iov))
 		return sctpt_err(-EINVAL, "sctpt_send: bad iovec");
@@ -253,6 +255,37 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	}
 	if ((rc = sendable(ep, p)) != 0)
 		goto out;
+	if (!(flags & SCTPT_SEND_UNORDERED) && !(oc = sctpt_order_get(&p->order, context))) {
+		rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
+		goto out;
+	}
+	stream = ep->cfg.ops.stream_map ?
+			 ep->cfg.ops.stream_map(ep->cfg.ops.arg, context, tag, ep->cfg.streams) :
+			 sctpt_stream_default(context, tag, ep->cfg.streams);
+	if (stream == 0 || stream >= ep->cfg.streams)
+		stream = (uint16_t)(1 + stream % (ep->cfg.streams - 1));
+	if (p->shm && !p->tx_queued && !p->nrails) {
+		/* a same-host peer with nothing queued: a small message goes into its ring now,
+		 * from the caller's iovecs (nothing queued, so nothing it could overtake) */
+		struct sctpt_hdr h = {.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA,
+				      .flags = oc ? 0 : SCTPT_F_UNORDERED, .context = context,
+				      .tag = tag, .msg_len = len};
+		rc = sctpt_shm_send(ep, p, stream, &h, oc, iov, iovcnt);
+		if (rc > 0) {
+			p->msgs_sent++;
+			p->bytes_sent += len;
+			p->stream_msgs_sent[stream]++;
+			goto out;
+		}
+		if (rc < 0) { /* the ring failed the peer */
+			rc = sctpt_err(-EPIPE, "peer %s is lost: %s", p->card, strerror(-rc));
+			goto out;
+		}
+	}
+	if (flags & SCTPT_SEND_NOW) {
+		rc = -EAGAIN; /* no message set: not an error, the caller's cue */
+		goto out;
+	}
 	if (!(m = sctpt_txmsg_get(ep)) || !(m->done = sctpt_cq_reserve(ep)) ||
 	    !(m->iov = iovcnt <= 4 ? m->iov_inline : malloc((size_t)iovcnt * sizeof(*iov)))) {
 		if (m) {
@@ -272,7 +305,7 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	m->hdr.context = context;
 	m->hdr.tag = tag;
 	m->hdr.msg_len = len;
-	if (flags & SCTPT_SEND_UNORDERED) {
+	if (!oc) {
 		m->hdr.flags = SCTPT_F_UNORDERED;
 		if (p->nrails) { /* numbered, so that a copy re-sent after a rail failure is known */
 			p->unord_id = p->unord_id + 1 ? p->unord_id + 1 : 1;
@@ -280,19 +313,9 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 			m->hdr.flags |= SCTPT_F_MSGID;
 		}
 	} else {
-		struct sctpt_order_ctx *oc = sctpt_order_get(&p->order, context);
-		if (!oc) {
-			txmsg_release(ep, m);
-			rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
-			goto out;
-		}
 		m->hdr.seq = sctpt_order_stamp(oc);
 	}
-	m->stream = ep->cfg.ops.stream_map ?
-			    ep->cfg.ops.stream_map(ep->cfg.ops.arg, context, tag, ep->cfg.streams) :
-			    sctpt_stream_default(context, tag, ep->cfg.streams);
-	if (m->stream == 0 || m->stream >= ep->cfg.streams)
-		m->stream = (uint16_t)(1 + m->stream % (ep->cfg.streams - 1));
+	m->stream = stream;
 	enqueue(ep, p, m);
 	int engine = !p->shm || !sctpt_shm_routes(p); /* the ring needs no packet batching */
 	if (engine)

@@ -1129,6 +1129,41 @@ int sctpt_shm_push(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, struct
 	return SCTPT_SHM_WROTE;
 }
 
+int sctpt_shm_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, struct sctpt_hdr *h,
+		   struct sctpt_order_ctx *oc, const struct iovec *iov, int iovcnt)
+{
+	struct sctpt_shm_peer *sp = p->shm;
+	uint64_t len = h->msg_len;
+	int rc;
+	/* what sctpt_shm_push would write as one DATA record of the whole message */
+	if (sp->out_state != OUT_UP ||
+	    atomic_load_explicit(&sp->out.hdr->owner_closed, memory_order_relaxed) ||
+	    len > ep->cfg.frag_size || len > sp->out.size / 4 - SCTPT_SHM_REC_LEN - SCTPT_HDR_LEN ||
+	    (sp->pull && len >= ep->cfg.shm_pull_min))
+		return 0;
+	uint64_t need = line_up(SCTPT_SHM_REC_LEN + SCTPT_HDR_LEN + len);
+	struct sctpt_shm_rec *rec = reserve(ep, sp, need, &rc);
+	if (!rec)
+		return rc;
+	if (oc) /* only now: a message that waits in its queue takes its number there */
+		h->seq = sctpt_order_stamp(oc);
+	h->flags |= SCTPT_F_FIRST | SCTPT_F_LAST;
+	rec->kind = SCTPT_SHM_DATA;
+	rec->stream = s;
+	rec->len = (uint32_t)(SCTPT_HDR_LEN + len);
+	rec->reserved = 0;
+	uint8_t *d = (uint8_t *)rec + SCTPT_SHM_REC_LEN;
+	sctpt_hdr_encode(h, d);
+	d += SCTPT_HDR_LEN;
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len)
+			memcpy(d, iov[i].iov_base, iov[i].iov_len);
+		d += iov[i].iov_len;
+	}
+	commit(sp, rec, need);
+	return 1;
+}
+
 /* Pulls the receiver has read: their sends complete. */
 static int out_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp)
 {
@@ -1356,7 +1391,8 @@ static void data_record(struct sctpt_ep *ep, struct sctpt_shm_peer *sp,
 {
 	struct sctpt_rxcur *c = &ep->cur;
 	size_t pay = h->len - SCTPT_HDR_LEN;
-	if (pay > SCTPT_CQE_INLINE && ep->cfg.shm_lend && lend(ep, sp, h, body, pay))
+	if (pay <= SCTPT_CQE_INLINE ? sctpt_rx_small(ep, sp->p, h->stream, body, pay) :
+				      ep->cfg.shm_lend && lend(ep, sp, h, body, pay))
 		return;
 	memcpy(ep->stage->data, body, SCTPT_HDR_LEN);
 	sctpt_rx_begin(ep, sp->p, h->stream, SCTPT_HDR_LEN);

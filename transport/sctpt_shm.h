@@ -57,6 +57,16 @@ enum {
 int sctpt_shm_push(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, struct sctpt_txmsg *m,
 		   size_t *n);
 
+/* A whole message (h, its length in h->msg_len, at iov) as one record now, copied from iov:
+ * 1 written (h stamped with oc's next sequence unless oc is NULL, FIRST|LAST set), 0 not now
+ * (ring not up or full, or a message for a pull or for fragments: queue it), < 0 the peer
+ * failed. For a peer with nothing queued (or the ring would reorder its stream). */
+struct sctpt_hdr;
+struct sctpt_order_ctx;
+struct iovec;
+int sctpt_shm_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, struct sctpt_hdr *h,
+		   struct sctpt_order_ctx *oc, const struct iovec *iov, int iovcnt);
+
 /* A send sctpt_shm_push made a pull, out of its queue now: the shared-memory path keeps it
  * until the receiver has read it. */
 void sctpt_shm_pulled(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_txmsg *m);

@@ -11,8 +11,11 @@
  * it while the sender fills the ring (and the same with that off).
  * And three threads of one receiver progressing at once: each message handed out exactly once,
  * in order, one handler call at a time, lent records given back to the sender in time.
+ * And small messages written into the ring at once (nothing queued), which must never pass
+ * a message queued before them: sending order kept on one stream, with pulls and fragments;
+ * SCTPT_SEND_NOW sends such a message, and refuses (sending nothing) where it would wait.
  * Usage: test_sctpt_shm [wrap|sizes|sizes_nopull|pass|pass_nopull|many|sleep|token|rw|
- *                       rw_nopull|lend|lend_off|threads]...
+ *                       rw_nopull|lend|lend_off|threads|fast|fast_nopull]...
  */
 #include "test_sctpt_shm_harness.h"
 
@@ -479,6 +482,129 @@ static int body_threads(struct sh_rank *r)
 	return 0;
 }
 
+/* ---- small messages straight into the ring, and what they must not overtake ---- */
+
+#define FAST_N 1000
+#define FAST_ROUNDS 20
+
+/* Every message on one stream: the ring and the queue are then first in, first out for
+ * unordered messages too, so the receiver sees exactly the sending order. */
+static uint16_t one_stream(void *arg, uint32_t context, int32_t tag, uint16_t nstreams)
+{
+	(void)arg;
+	(void)context;
+	(void)tag;
+	(void)nstreams;
+	return 1;
+}
+
+static void conf_fast(int rank, struct sctpt_config *c)
+{
+	(void)rank;
+	c->ops.stream_map = one_stream;
+	c->shm_ring = 4096; /* records of up to 976 bytes */
+}
+
+static void conf_fast_nopull(int rank, struct sctpt_config *c)
+{
+	conf_fast(rank, c);
+	c->shm_pull_min = 0;
+}
+
+/* Mixed: mostly small, now and then one larger than a record (a pull, or fragments that
+ * fill the ring and wait in their queue). Then rounds of: a pull (or fragments), fragments
+ * that fill the ring, the receiver empties the ring while the sender stands still, and small
+ * messages that now find room in the ring but must still go after the queued fragments. */
+static size_t fast_len(int tag)
+{
+	if (tag <= FAST_N)
+		return tag % 10 == 2 ? 20000 + (size_t)tag : (size_t)(tag * 37) % 250;
+	switch ((tag - FAST_N - 1) % 4) {
+	case 0: return 20000 + (size_t)tag;
+	case 1: return 10000 + (size_t)tag;
+	default: return (size_t)tag % 200;
+	}
+}
+
+static int fast_send(struct sh_rank *r, int tag, unsigned flags, int *queued)
+{
+	uint32_t ctx = 1 + (uint32_t)tag % 2; /* 2: unordered */
+	int rc = sh_send(r, 0, ctx, tag, flags | (ctx == 2 ? SCTPT_SEND_UNORDERED : 0),
+			 fast_len(tag), 1 + tag % 3);
+	CHECK(rc >= 0 || (rc == -EAGAIN && (flags & SCTPT_SEND_NOW)), "send %d: %d", tag, rc);
+	*queued += rc == 0;
+	return rc;
+}
+
+static int body_fast(struct sh_rank *r)
+{
+	int last_tag = FAST_N + 4 * FAST_ROUNDS;
+	if (r->rank == 1) {
+		int fast = 0, queued = 0;
+		fast_send(r, 0, 0, &queued);
+		sh_wait_flag(r, 0, 1, 1); /* the ring is up */
+		CHECK(fast_send(r, 1, SCTPT_SEND_NOW, &queued) == 1, "SEND_NOW to an idle ring");
+		fast = 1;
+		for (int i = 2; i <= FAST_N; i++) /* rank 0 reads meanwhile */
+			fast += fast_send(r, i, 0, &queued) == 1;
+		sh_set_flag(3, 1);
+		for (int k = 0; k < FAST_ROUNDS; k++) {
+			int tag = FAST_N + 1 + 4 * k;
+			fast_send(r, tag, 0, &queued);
+			fast_send(r, tag + 1, 0, &queued);
+			CHECK(sctpt_pending(r->ep, r->peer[0]), "round %d: fragments not queued", k);
+			sh_set_flag(1, k + 1);
+			sh_wait_flag(r, 2, k + 1, 0); /* rank 0 empties the ring; we stand still */
+			/* room in the ring, but fragments queued: not now (nor ever: sent again) */
+			CHECK(fast_send(r, tag + 2, SCTPT_SEND_NOW, &queued) == -EAGAIN,
+			      "SEND_NOW past queued fragments");
+			fast_send(r, tag + 2, 0, &queued);
+			fast_send(r, tag + 3, 0, &queued);
+		}
+		printf("  %d of %d mixed sends done at once; %d rounds of small sends behind queued "
+		       "fragments\n", fast, FAST_N, FAST_ROUNDS);
+		while (lg.sends < queued) /* pulls complete once read */
+			sctpt_wait(r->ep, 5);
+		sh_drain(r, 0);
+		CHECK(lg.sends == queued && lg.sends_failed == 0, "%d send completions for %d queued",
+		      lg.sends, queued);
+		sh_barrier(r);
+		/* everything read: nothing queued, a small one goes at once again */
+		CHECK(sh_send(r, 0, 1, last_tag + 1, 0, 8, 1) == 1, "small send to an idle ring "
+		      "queued");
+		sh_barrier(r);
+		return 0;
+	}
+	sh_drain(r, 1);
+	sh_set_flag(0, 1);
+	sh_wait_flag(r, 3, 1, 1);
+	for (int k = 0; k < FAST_ROUNDS; k++) {
+		sh_wait_flag(r, 1, k + 1, 0); /* reading nothing: the fragments fill the ring */
+		/* the sender stands still: two idle progress calls in a row, the ring is empty */
+		for (int idle = 0; idle < 2;)
+			idle = sctpt_progress(r->ep) ? 0 : idle + 1;
+		sh_set_flag(2, k + 1);
+	}
+	sh_drain(r, 1 + last_tag);
+	CHECK(check_recvs(r, 1) == 1 + last_tag, "messages");
+	int32_t last = -1;
+	for (int i = 0; i < lg.n; i++) {
+		const struct sh_msg *m = &lg.m[i];
+		if (m->kind != SCTPT_CQE_RECV)
+			continue;
+		CHECK(m->tag > last, "tag %d (%zu bytes) after %d: out of sending order", m->tag,
+		      m->len, last);
+		CHECK(m->len == fast_len(m->tag), "tag %d: %zu bytes", m->tag, m->len);
+		last = m->tag;
+	}
+	printf("  %d messages in sending order on one stream\n", 1 + last_tag);
+	sh_barrier(r);
+	sh_drain(r, 2 + last_tag);
+	CHECK(lg.m[lg.n - 1].tag == last_tag + 1 && lg.m[lg.n - 1].intact, "the last message");
+	sh_barrier(r);
+	return 0;
+}
+
 /* ---- one-sided reads and writes of a peer's memory ---- */
 
 #define RW_LEN (1u << 20)
@@ -528,7 +654,7 @@ int main(int argc, char **argv)
 {
 	static const char *all[] = {"wrap", "sizes", "sizes_nopull", "pass", "pass_nopull",
 				    "many", "sleep", "token", "rw", "rw_nopull", "lend", "lend_off",
-				    "threads"};
+				    "threads", "fast", "fast_nopull"};
 	int failed = 0, n = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 0; i < n; i++) {
@@ -563,6 +689,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(t, "lend_off")) {
 			lend_on = 0;
 			failed |= sh_run(t, 2, 120, conf_lend, body_lend, -1);
+		} else if (!strcmp(t, "fast")) {
+			failed |= sh_run(t, 2, 120, conf_fast, body_fast, -1);
+		} else if (!strcmp(t, "fast_nopull")) {
+			failed |= sh_run(t, 2, 120, conf_fast_nopull, body_fast, -1);
 		} else if (!strcmp(t, "sleep")) {
 			failed |= sh_run(t, 2, 60, NULL, body_sleep, -1);
 		} else {
