@@ -8,6 +8,7 @@
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
 #include "btl_sctp_proc.h"
+#include "btl_sctp_rget.h"
 #include "iw/iw_verbs.h"
 
 #include <stdlib.h>
@@ -17,6 +18,18 @@
 #include "opal/util/output.h"
 #include "opal/mca/hwloc/hwloc-internal.h"
 #include "opal/util/proc.h"
+
+static mca_btl_base_registration_handle_t *sctp_register_mem(struct mca_btl_base_module_t *btl,
+							     struct mca_btl_base_endpoint_t *endpoint,
+							     void *base, size_t size, uint32_t flags);
+static int sctp_deregister_mem(struct mca_btl_base_module_t *btl,
+			       mca_btl_base_registration_handle_t *handle);
+static int sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		    void *local_address, uint64_t remote_address,
+		    struct mca_btl_base_registration_handle_t *local_handle,
+		    struct mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+		    int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+		    void *cbdata);
 
 mca_btl_sctp_module_t mca_btl_sctp_module = {
 	.super = {
@@ -31,21 +44,58 @@ mca_btl_sctp_module_t mca_btl_sctp_module = {
 		.btl_sendi = mca_btl_sctp_sendi,
 		.btl_dump = mca_btl_base_dump,
 		.btl_register_error = mca_btl_sctp_register_error,
-		/* RDMA over the iWARP layer; the component clears the flags when it is off */
+		/* RDMA over the iWARP layer; the component clears the flags when it is off. Gets
+		 * and registrations also serve ob1's RGET (same-host peers' memory, or the
+		 * streams: btl_sctp_rget.c) */
 		.btl_put = mca_btl_sctp_put,
 		.btl_flush = mca_btl_sctp_flush,
-		.btl_get = mca_btl_sctp_get,
+		.btl_get = sctp_get,
 		.btl_atomic_op = mca_btl_sctp_atomic_op,
 		.btl_atomic_fop = mca_btl_sctp_atomic_fop,
 		.btl_atomic_cswap = mca_btl_sctp_atomic_cswap,
-		.btl_register_mem = mca_btl_sctp_register_mem,
-		.btl_deregister_mem = mca_btl_sctp_deregister_mem,
+		.btl_register_mem = sctp_register_mem,
+		.btl_deregister_mem = sctp_deregister_mem,
 	},
 	.error_cb = NULL,
 };
 
 /* Filled in by the component's init from mca_btl_sctp_module, with limits of its own. */
 mca_btl_sctp_module_t mca_btl_sctp_local_module;
+
+/* ob1's registrations with peers over SCTP are the streams' (btl_sctp_rget.c), the rest
+ * iWARP's or the process path's (btl_sctp_rdma.c). */
+static mca_btl_base_registration_handle_t *sctp_register_mem(struct mca_btl_base_module_t *btl,
+							     struct mca_btl_base_endpoint_t *endpoint,
+							     void *base, size_t size, uint32_t flags)
+{
+	mca_btl_base_registration_handle_t *handle;
+
+	if (NULL != base && 0 != size && mca_btl_sctp_rget_register(endpoint, flags, &handle))
+		return handle;
+	return mca_btl_sctp_register_mem(btl, endpoint, base, size, flags);
+}
+
+static int sctp_deregister_mem(struct mca_btl_base_module_t *btl,
+			       mca_btl_base_registration_handle_t *handle)
+{
+	if (mca_btl_sctp_rget_own_handle(handle))
+		return OPAL_SUCCESS;
+	return mca_btl_sctp_deregister_mem(btl, handle);
+}
+
+static int sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+		    void *local_address, uint64_t remote_address,
+		    struct mca_btl_base_registration_handle_t *local_handle,
+		    struct mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+		    int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+		    void *cbdata)
+{
+	if (mca_btl_sctp_rget_handle(remote_handle))
+		return mca_btl_sctp_rget_get(btl, endpoint, local_address, remote_address,
+					     local_handle, size, cbfunc, cbcontext, cbdata);
+	return mca_btl_sctp_get(btl, endpoint, local_address, remote_address, local_handle,
+				remote_handle, size, flags, order, cbfunc, cbcontext, cbdata);
+}
 
 /* The endpoint of proc: an existing one if the core already knows its card, else a new one. */
 static int sctp_endpoint_for(mca_btl_sctp_module_t *m, opal_proc_t *proc,
@@ -91,6 +141,9 @@ int mca_btl_sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 	opal_proc_t *self = opal_proc_local_get();
 	size_t i;
 
+	/* the modex is complete from the first add_procs on */
+	if (0 == OPAL_THREAD_SWAP_32(&mca_btl_sctp_component.job_added, 1))
+		mca_btl_sctp_proc_add_job();
 	OPAL_THREAD_LOCK(&m->endpoints_lock);
 	/* BTLs start before the PML framework opens: ob1 is known from the first add_procs on */
 	if (!m->ob1_checked) {
@@ -174,6 +227,10 @@ static void sctp_dump_stats(struct sctpt_ep *ep)
 	if (mca_btl_sctp_component.shm_get)
 		opal_output(0, "btl sctp: %lld gets and puts on same-host peers' memory",
 			    (long long)mca_btl_sctp_component.process_copies);
+	if (mca_btl_sctp_component.rget)
+		opal_output(0, "btl sctp: %lld gets over SCTP done, %lld served for peers",
+			    (long long)mca_btl_sctp_component.rgets,
+			    (long long)mca_btl_sctp_component.rget_served);
 	if (NULL != mca_btl_sctp_component.rnic) {
 		struct iw_rnic_stats is;
 
@@ -209,6 +266,9 @@ int mca_btl_sctp_finalize(struct mca_btl_base_module_t *btl)
 		OBJ_RELEASE(item);
 	}
 	OPAL_THREAD_UNLOCK(&m->endpoints_lock);
+	if (NULL != ep && 0 != mca_btl_sctp_component.rget_inflight)
+		opal_output(0, "btl sctp: %d sends of gets left without their completion",
+			    (int)mca_btl_sctp_component.rget_inflight);
 	return OPAL_SUCCESS;
 }
 

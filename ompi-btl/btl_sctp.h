@@ -84,6 +84,7 @@ struct mca_btl_sctp_component_t {
 	bool rdma;               /* put/get/atomics over the iWARP layer (for osc rdma) */
 	bool shm;                /* the core's shared memory to same-host peers */
 	bool shm_get;            /* ob1's RGET to same-host peers (sctpt_peer_read) */
+	bool rget;               /* ob1's RGET to peers over SCTP (btl_sctp_rget.c) */
 	int shm_ring, shm_pull_min; /* the core's cfg.shm_ring, cfg.shm_pull_min */
 	bool shm_lend;           /* the core's cfg.shm_lend */
 	int shm_eager_limit;     /* the same-host module's eager limit (0: no such module) */
@@ -107,6 +108,9 @@ struct mca_btl_sctp_component_t {
 	volatile int32_t rdma_ops;      /* our RDMA operations posted and not completed */
 	unsigned rdma_idle;             /* progress calls since the RNIC was last looked at */
 	volatile int64_t process_copies; /* gets and puts done on same-host peers' memory */
+	volatile int32_t job_added;      /* the job's cards were given to the core */
+	volatile int32_t rget_inflight;  /* get requests and get data queued in the core */
+	volatile int64_t rgets, rget_served; /* gets over SCTP done here, and served for peers */
 };
 typedef struct mca_btl_sctp_component_t mca_btl_sctp_component_t;
 

@@ -9,6 +9,8 @@
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
 #include "btl_sctp_proc.h"
+#include "btl_sctp_rget.h"
+#include "btl_sctp_rget_proto.h"
 #include "fnn.h"
 
 #include <arpa/inet.h>
@@ -227,6 +229,14 @@ static int sctp_component_register(void)
 		 "core's messages as to other hosts. Needs btl_sctp_shm; where the kernel does not "
 		 "let processes read each other's memory ob1 keeps its send protocol.",
 		 true, OPAL_INFO_LVL_4, &c->shm_get);
+	reg_bool("rget",
+		 "Messages above the eager limit to peers over SCTP (other hosts, or this host's "
+		 "without btl_sctp_shm) from contiguous memory by ob1's RDMA get protocol (RGET): "
+		 "the receiver asks for the data, the sender's BTL sends it from the user's buffer "
+		 "and the receiver's core places it straight into the receive buffer, one copy "
+		 "fewer than ob1's send pipeline (which copies each fragment out of the BTL's "
+		 "buffer). Off: ob1's send pipeline in frags of btl_sctp_max_send_size.",
+		 true, OPAL_INFO_LVL_4, &c->rget);
 
 	/* The BTL's generic parameters: btl_sctp_eager_limit, _max_send_size, _exclusivity,
 	 * _latency, _bandwidth, _flags, ... registered by the BTL base with these defaults. */
@@ -256,7 +266,7 @@ static int sctp_component_register(void)
 		/* no RDMA pipeline for ob1's point-to-point (see btl_sctp_rdma.c) */
 		m->btl_min_rdma_pipeline_size = SIZE_MAX;
 	}
-	if (c->shm && c->shm_get)
+	if ((c->shm && c->shm_get) || c->rget)
 		mca_btl_sctp_flags_get(m);
 	m->btl_latency = 100;
 	m->btl_bandwidth = 1000;
@@ -274,6 +284,9 @@ static int sctp_component_open(void)
 	c->rdma_ops = 0;
 	c->rdma_idle = 0;
 	c->process_copies = 0;
+	c->job_added = 0;
+	c->rget_inflight = 0;
+	c->rgets = c->rget_served = 0;
 	c->ob1_headers = false;
 	mca_btl_sctp_module.ob1_checked = false;
 	c->local_module = false;
@@ -284,6 +297,7 @@ static int sctp_component_open(void)
 	OBJ_CONSTRUCT(&mca_btl_sctp_module.endpoints, opal_list_t);
 	OBJ_CONSTRUCT(&mca_btl_sctp_module.endpoints_lock, opal_mutex_t);
 	opal_pointer_array_init(&c->peers, 16, INT32_MAX, 16);
+	mca_btl_sctp_rget_open();
 	return OPAL_SUCCESS;
 }
 
@@ -292,6 +306,7 @@ static int sctp_component_close(void)
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 
 	mca_btl_sctp_component_close_endpoint();
+	mca_btl_sctp_rget_close();
 	sctp_fnn_free(c);
 	OBJ_DESTRUCT(&c->peers);
 	OBJ_DESTRUCT(&c->frag_eager);
@@ -447,9 +462,8 @@ static void *sctp_recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32
 	mca_btl_sctp_frag_t *frag;
 
 	(void)arg;
-	(void)peer;
-	(void)context;
-	(void)tag;
+	if (OPAL_UNLIKELY(MCA_BTL_SCTP_CTX_GET_DATA == context))
+		return mca_btl_sctp_rget_recv_buf(peer, tag, len, cookie);
 	frag = mca_btl_sctp_frag_alloc(len);
 	*cookie = frag;
 	return NULL == frag ? NULL : frag->buf; /* NULL: the core allocates */
@@ -582,6 +596,11 @@ static void sctp_event(const struct sctpt_event *ev)
 static void sctp_complete(void *arg, const struct sctpt_cqe *c)
 {
 	(void)arg;
+	if (OPAL_UNLIKELY(c->context > MCA_BTL_TAG_MAX && SCTPT_CQE_EVENT != c->kind &&
+			  mca_btl_sctp_rget_context(c->context))) {
+		mca_btl_sctp_rget_complete(c);
+		return;
+	}
 	switch (c->kind) {
 	case SCTPT_CQE_RECV:
 		sctp_recv(c);
@@ -805,14 +824,15 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 	    OPAL_SUCCESS != mca_btl_sctp_rdma_open())
 		m->btl_flags &= ~(uint32_t)(MCA_BTL_FLAGS_RDMA | MCA_BTL_FLAGS_ATOMIC_FOPS |
 					    MCA_BTL_FLAGS_ATOMIC_OPS);
-	/* gets from same-host peers need the core's shared memory (it may be off, or refused) */
-	if (c->shm_get && NULL != strstr(c->card, " shm=")) {
+	/* gets from same-host peers need the core's shared memory (it may be off, or refused);
+	 * ob1's gets over the streams need nothing; iWARP's need the RNIC */
+	if (!c->shm || NULL == strstr(c->card, " shm="))
+		c->shm_get = false;
+	if (c->shm_get || c->rget) {
 		m->btl_flags |= MCA_BTL_FLAGS_GET; /* its limits were registered with it */
 		m->btl_registration_handle_size = mca_btl_sctp_rdma_handle_size();
-	} else {
-		c->shm_get = false;
-		if (NULL == c->rnic)
-			m->btl_flags &= ~(uint32_t)MCA_BTL_FLAGS_GET;
+	} else if (NULL == c->rnic) {
+		m->btl_flags &= ~(uint32_t)MCA_BTL_FLAGS_GET;
 	}
 	rc = mca_btl_sctp_proc_publish();
 	if (OPAL_SUCCESS != rc) {
@@ -827,9 +847,13 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 		return NULL;
 	btls[0] = m;
 	*num_btls = 1;
-	/* same-host peers through shared memory: their module, with a smaller eager limit */
+	/* same-host peers through shared memory: their module, with a smaller eager limit --
+	 * only when the whole job runs on this node: osc rdma does one-sided communication
+	 * through one module that reaches every peer, and refuses a window (or, without
+	 * osc_rdma_btls, gives way to osc pt2pt) when the peers are split between two */
 	if (c->shm && NULL != strstr(c->card, " shm=") && c->shm_eager_limit > 0 &&
-	    (size_t)c->shm_eager_limit < m->btl_eager_limit) {
+	    (size_t)c->shm_eager_limit < m->btl_eager_limit &&
+	    mca_btl_sctp_proc_job_on_this_node()) {
 		mca_btl_sctp_module_t *l = &mca_btl_sctp_local_module;
 
 		*l = mca_btl_sctp_module; /* functions, flags, limits; lists of its own below */

@@ -65,3 +65,63 @@ int mca_btl_sctp_proc_create(opal_proc_t *proc, mca_btl_sctp_proc_t **out)
 	*out = p;
 	return OPAL_SUCCESS;
 }
+
+/* The number of processes of our job as the runtime tells it (0: it does not). */
+static uint32_t sctp_job_size(void)
+{
+	opal_process_name_t job = {.jobid = OPAL_PROC_MY_NAME.jobid, .vpid = OPAL_VPID_WILDCARD};
+	uint32_t nprocs = 0, *n = &nprocs;
+	int rc;
+
+	OPAL_MODEX_RECV_VALUE(rc, OPAL_PMIX_JOB_SIZE, &job, &n, OPAL_UINT32);
+	if (OPAL_SUCCESS != rc)
+		OPAL_MODEX_RECV_VALUE(rc, OPAL_PMIX_UNIV_SIZE, &OPAL_PROC_MY_NAME, &n, OPAL_UINT32);
+	return OPAL_SUCCESS == rc ? nprocs : 0;
+}
+
+bool mca_btl_sctp_proc_job_on_this_node(void)
+{
+	uint32_t nprocs = sctp_job_size();
+
+	return nprocs > 0 && nprocs == (uint32_t)opal_process_info.num_local_peers + 1;
+}
+
+/* Registers every process of our job with the core, so that it accepts their associations:
+ * Open MPI adds processes on other nodes to the BTLs only when it first sends to them
+ * (mpi_add_procs_cutoff), and the core refuses an association from a card it was never
+ * given -- a rank receiving from such a peer before sending to it would lose the message. */
+void mca_btl_sctp_proc_add_job(void)
+{
+	uint32_t nprocs = sctp_job_size(), added = 0;
+	int rc;
+
+	if (0 == nprocs) {
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: the job's size is unknown: peers on other nodes must "
+				    "send to us after we sent to them");
+		return;
+	}
+	for (uint32_t vpid = 0; vpid < nprocs; vpid++) {
+		opal_process_name_t name = {.jobid = OPAL_PROC_MY_NAME.jobid, .vpid = vpid};
+		uint8_t *data = NULL;
+		size_t size = 0;
+
+		if (vpid == OPAL_PROC_MY_NAME.vpid)
+			continue;
+		OPAL_MODEX_RECV(rc, &mca_btl_sctp_component.super.btl_version, &name, &data,
+				&size);
+		if (OPAL_SUCCESS != rc)
+			continue; /* it runs without btl sctp */
+		if (size > 0 && size <= SCTPT_CARD_MAX && '\0' == data[size - 1] &&
+		    sctpt_peer_add(mca_btl_sctp_component.ep, (const char *)data) >= 0)
+			added++;
+		else
+			opal_output_verbose(10, opal_btl_base_framework.framework_output,
+					    "btl sctp: cannot add the card of %s: %s",
+					    OPAL_NAME_PRINT(name), sctpt_last_error());
+		free(data);
+	}
+	opal_output_verbose(10, opal_btl_base_framework.framework_output,
+			    "btl sctp: the cards of %u of the job's %u processes given to the core",
+			    added, nprocs);
+}

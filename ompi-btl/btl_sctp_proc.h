@@ -23,6 +23,12 @@ OBJ_CLASS_DECLARATION(mca_btl_sctp_proc_t);
 int mca_btl_sctp_proc_create(opal_proc_t *proc, mca_btl_sctp_proc_t **out);
 /* Publishes our card (from mca_btl_sctp_component.card) through the modex. */
 int mca_btl_sctp_proc_publish(void);
+/* Every process of the job runs on this node (the job's size from the runtime; false when it
+ * does not say). */
+bool mca_btl_sctp_proc_job_on_this_node(void);
+/* Gives the core the card of every process of our job (their associations are accepted from
+ * then on, whether or not Open MPI added them to the BTL yet). */
+void mca_btl_sctp_proc_add_job(void);
 
 END_C_DECLS
 #endif /* MCA_BTL_SCTP_PROC_H */

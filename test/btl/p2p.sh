@@ -34,3 +34,17 @@ echo "$out" | grep -q 'btl sctp: streams chosen from ob1 [0-9]*\.[0-9]* headers'
 used=$(echo "$out" | grep -m1 'btl sctp: stats for' | sed 's/.*msgs per stream://' | wc -w)
 [ "$used" -ge 3 ] || { echo "$out" | grep 'btl sctp: stats'; die "only $used streams used"; }
 echo "streams used by rank 0 -> 1: $used ($(echo "$out" | grep -m1 'btl sctp: stats for' | sed 's/.*msgs per stream: *//'))"
+# large contiguous messages went by RGET over the streams (the receiver's core placing them in
+# the receive buffer), and ob1's send pipeline (btl_sctp_rget 0) gives the same answers
+gets=$(echo "$out" | sed -n 's/.*btl sctp: \([0-9]*\) gets over SCTP done, \([0-9]*\) served.*/\1 \2/p')
+[ "$(echo "$gets" | wc -l)" -eq 2 ] || { echo "$out" | grep 'btl sctp: '; die "no RGET statistics from both ranks"; }
+echo "$gets" | while read -r done served; do
+	[ "$done" -gt 0 ] && [ "$served" -gt 0 ] || die "a rank did no RGET over SCTP (done $done, served $served)"
+done || exit 1
+echo "RGET over SCTP, gets done and served per rank:" $gets
+out=$(run_btl sctp 2 --mca btl_sctp_rget 0 --mca btl_base_verbose 20 ./btl_p2p) ||
+	{ echo "$out"; die "btl_sctp_rget 0 failed"; }
+[ "$(echo "$out" | grep '^CHECK')" = "$(run_btl tcp 2 ./btl_p2p | grep '^CHECK')" ] ||
+	{ echo "$out"; die "btl_sctp_rget 0: answers differ from tcp"; }
+! echo "$out" | grep -q 'gets over SCTP' || die "btl_sctp_rget 0 still gets over SCTP"
+echo "btl_sctp_rget 0 (ob1's send pipeline): same answers as tcp"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Two nodes as Open MPI sees them, on this machine: mpirun starts one daemon per "node"
+# through an rsh agent that runs it here, in a UTS namespace named after the node and with a
+# session directory of its own, so that ranks 0-1 and 2-3 are on different nodes for Open MPI
+# (node-local peers, lazy add_procs for the others, one BTL module or two). Over btl sctp
+# (SCTP between all ranks, then the core's shared memory within a host too) btl_p2p must give
+# btl tcp's answers: a rank receiving from a peer on another node before it ever sent to it
+# (Open MPI adds such peers to the BTLs only when it first sends to them) must get the message.
+. "$(dirname "$0")/btl_common.sh"
+[ "$(id -u)" -eq 0 ] || skip "UTS namespaces for the fake nodes need root"
+command -v unshare >/dev/null || skip "unshare (util-linux) missing"
+unshare --uts true 2>/dev/null || skip "cannot create UTS namespaces here"
+
+dir=$(mktemp -d /tmp/btl_multinode.XXXXXX) || die "mktemp"
+trap 'rm -rf "$dir"' EXIT
+cat >"$dir/agent" <<EOF
+#!/bin/sh
+# plm_rsh_agent: "logs into" node \$1 by running the daemon's command here
+node=\$1
+shift
+mkdir -p "$dir/\$node"
+export TMPDIR="$dir/\$node"
+exec unshare --uts sh -c "hostname \$node; \$*"
+EOF
+chmod +x "$dir/agent"
+# two daemons of one machine: PMIx's shared-memory store would be shared by both
+export PMIX_MCA_gds=hash
+NODES=(--host "btlnode0:2,btlnode1:2" --mca plm_rsh_agent "$dir/agent" -x PMIX_MCA_gds=hash)
+
+hosts=$(run_btl tcp 4 "${NODES[@]}" hostname) || { echo "$hosts"; die "cannot start the two fake nodes"; }
+[ "$(echo "$hosts" | sort | uniq -c | awk '{ print $1 $2 }' | tr '\n' ' ')" = "2btlnode0 2btlnode1 " ] ||
+	{ echo "$hosts"; die "ranks are not two per fake node"; }
+want=$(run_btl tcp 4 "${NODES[@]}" ./btl_p2p $((1 << 20)) | grep '^CHECK')
+[ -n "$want" ] || die "btl_p2p over btl tcp on two fake nodes printed no checks"
+for shm in 0 1; do
+	out=$(run_btl sctp 4 "${NODES[@]}" -x SCTPT_SHM=$shm --mca btl_base_verbose 10 \
+		./btl_p2p $((1 << 20))) || { echo "$out"; die "btl sctp on two fake nodes (SCTPT_SHM=$shm) failed"; }
+	[ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
+		{ echo "$out"; die "btl sctp on two fake nodes (SCTPT_SHM=$shm): answers differ from tcp"; }
+	# every rank gave the core the cards of the whole job before anyone sent to it
+	[ "$(echo "$out" | grep -c 'btl sctp: the cards of 3 of the job.s 4 processes given to the core')" -eq 4 ] ||
+		{ echo "$out" | grep 'btl sctp'; die "SCTPT_SHM=$shm: not every rank registered the job's cards"; }
+	echo "two fake nodes, 2 ranks each, SCTPT_SHM=$shm: btl sctp gives btl tcp's answers"
+done
