@@ -490,7 +490,36 @@ int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 			remote_handle, remote_address, 0, 0);
 }
 
-static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t remote_address,
+/*
+ * An atomic on this process's own memory. With MCA_BTL_ATOMIC_SUPPORTS_GLOB osc rdma needs no
+ * endpoint to itself and passes none (on a job spanning nodes it takes its own locks through
+ * the BTL): the target's RNIC applies atomics with the CPU's own instructions, so doing them
+ * here with the same ones is coherent with every other origin's.
+ */
+static int atomic64_self(struct mca_btl_base_module_t *btl, void *result, uint64_t remote_address,
+			 mca_btl_base_registration_handle_t *local_handle, enum iw_wr_opcode opcode,
+			 uint64_t compare_add, uint64_t swap, mca_btl_base_rdma_completion_fn_t cbfunc,
+			 void *cbcontext, void *cbdata)
+{
+	uint64_t *target = (uint64_t *)(uintptr_t)remote_address, old;
+
+	if (IW_WR_COMP_SWAP == opcode) {
+		old = compare_add;
+		__atomic_compare_exchange_n(target, &old, swap, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		old = __atomic_fetch_add(target, compare_add, __ATOMIC_SEQ_CST);
+	}
+	if (NULL != result)
+		memcpy(result, &old, sizeof(old));
+	if (NULL != cbfunc)
+		cbfunc(btl, NULL, result, local_handle, cbcontext, cbdata,
+		       OPAL_SUCCESS);
+	return OPAL_SUCCESS;
+}
+
+static int atomic64(struct mca_btl_base_module_t *btl, mca_btl_sctp_endpoint_t *endpoint,
+		    void *result, uint64_t remote_address,
 		    mca_btl_base_registration_handle_t *local_handle,
 		    mca_btl_base_registration_handle_t *remote_handle, enum iw_wr_opcode opcode,
 		    uint64_t compare_add, uint64_t swap, int flags,
@@ -501,6 +530,9 @@ static int atomic64(mca_btl_sctp_endpoint_t *endpoint, void *result, uint64_t re
 	if (OPAL_UNLIKELY((flags & MCA_BTL_ATOMIC_FLAG_32BIT) || NULL == remote_handle ||
 			  (remote_address & 7)))
 		return OPAL_ERR_NOT_SUPPORTED; /* RFC 7306: aligned 64-bit words only */
+	if (NULL == endpoint)
+		return atomic64_self(btl, result, remote_address, local_handle, opcode, compare_add,
+				     swap, cbfunc, cbcontext, cbdata);
 	op = op_new(endpoint, result, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
@@ -516,11 +548,10 @@ int mca_btl_sctp_atomic_fop(struct mca_btl_base_module_t *btl,
 			    mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
 			    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-	(void)btl;
 	(void)order;
 	if (MCA_BTL_ATOMIC_ADD != op)
 		return OPAL_ERR_NOT_SUPPORTED;
-	return atomic64(endpoint, local_address, remote_address, local_handle, remote_handle,
+	return atomic64(btl, endpoint, local_address, remote_address, local_handle, remote_handle,
 			IW_WR_FETCH_ADD, operand, 0, flags, cbfunc, cbcontext, cbdata);
 }
 
@@ -530,11 +561,10 @@ int mca_btl_sctp_atomic_op(struct mca_btl_base_module_t *btl,
 			   mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
 			   mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-	(void)btl;
 	(void)order;
 	if (MCA_BTL_ATOMIC_ADD != op)
 		return OPAL_ERR_NOT_SUPPORTED;
-	return atomic64(endpoint, NULL, remote_address, NULL, remote_handle, IW_WR_FETCH_ADD,
+	return atomic64(btl, endpoint, NULL, remote_address, NULL, remote_handle, IW_WR_FETCH_ADD,
 			operand, 0, flags, cbfunc, cbcontext, cbdata);
 }
 
@@ -547,9 +577,8 @@ int mca_btl_sctp_atomic_cswap(struct mca_btl_base_module_t *btl,
 			      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
 			      void *cbdata)
 {
-	(void)btl;
 	(void)order;
-	return atomic64(endpoint, local_address, remote_address, local_handle, remote_handle,
+	return atomic64(btl, endpoint, local_address, remote_address, local_handle, remote_handle,
 			IW_WR_COMP_SWAP, compare, value, flags, cbfunc, cbcontext, cbdata);
 }
 

@@ -42,3 +42,14 @@ for shm in 0 1; do
 		{ echo "$out" | grep 'btl sctp'; die "SCTPT_SHM=$shm: not every rank registered the job's cards"; }
 	echo "two fake nodes, 2 ranks each, SCTPT_SHM=$shm: btl sctp gives btl tcp's answers"
 done
+# One-sided across the two nodes, one rank on each: osc rdma over btl sctp's RDMA must give osc
+# pt2pt over btl tcp's answers. Off one node osc rdma takes even its own locks through the BTL,
+# with no endpoint for itself (the BTL says its atomics are coherent with the CPU's).
+NODES1=(--host "btlnode0:1,btlnode1:1" --mca plm_rsh_agent "$dir/agent" -x PMIX_MCA_gds=hash)
+want=$(run_btl tcp 2 "${NODES1[@]}" --mca osc pt2pt ./btl_osc $((1 << 20)) | grep '^CHECK')
+[ "$(echo "$want" | wc -l)" -eq 7 ] || die "osc pt2pt over btl tcp on two fake nodes printed no checks"
+out=$(run_btl sctp 2 "${NODES1[@]}" -x SCTPT_SHM=0 --mca osc rdma --mca osc_rdma_btls sctp \
+	./btl_osc $((1 << 20))) || { echo "$out"; die "osc rdma over btl sctp on two fake nodes failed"; }
+[ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
+	{ echo "--- tcp"; echo "$want"; echo "--- sctp"; echo "$out"; die "osc rdma on two fake nodes: answers differ"; }
+echo "two fake nodes, 1 rank each: osc rdma over btl sctp gives osc pt2pt over btl tcp's answers"
