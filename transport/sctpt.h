@@ -252,6 +252,8 @@ struct sctpt_peer_stats {
 	 * we woke it; its messages we delivered where they lay in our ring (cfg.shm_lend) */
 	int shm;
 	uint64_t shm_pulls, shm_ring_full, shm_wakeups, shm_lent;
+	uint64_t shm_express;       /* its small messages handed from our ring straight to the
+				     * handler, without a completion entry (sctpt_progress) */
 };
 
 enum sctpt_peer_state {

@@ -245,6 +245,28 @@ int sctpt_cq_run(struct sctpt_ep *ep, struct sctpt_cqbatch *b)
 	return count;
 }
 
+int sctpt_cq_express(struct sctpt_ep *ep, int hid, sctpt_complete_fn *fn, void **arg)
+{
+	const struct sctpt_hslot *s = &ep->handlers[hid];
+	/* as sctpt_cq_take would hand it out: nothing before it, nobody else dispatching */
+	if (atomic_load_explicit(&ep->dispatching, memory_order_acquire) || ep->ndone ||
+	    !s->used || !s->h.complete)
+		return 0;
+	atomic_store_explicit(&ep->dispatching, 1, memory_order_relaxed);
+	if (ep->nspent)
+		spent_put(ep);
+	*fn = s->h.complete;
+	*arg = s->h.arg;
+	return 1;
+}
+
+void sctpt_cq_express_end(struct sctpt_ep *ep)
+{
+	atomic_store_explicit(&ep->dispatching, 0, memory_order_release);
+	if (__atomic_load_n(&ep->ndone, __ATOMIC_RELAXED)) /* queued meanwhile: theirs now */
+		sctpt_cq_dispatch(ep);
+}
+
 int sctpt_cq_dispatch(struct sctpt_ep *ep)
 {
 	struct sctpt_cqbatch b;

@@ -436,8 +436,12 @@ static __attribute__((noinline)) int progress_locking(struct sctpt_ep *ep)
 
 int sctpt_progress(struct sctpt_ep *ep)
 {
-	if (ep->shm && progress_idle(ep))
-		return 0;
+	if (ep->shm) {
+		if (progress_idle(ep))
+			return 0;
+		if (sctpt_shm_express(ep)) /* a small message from a ring, straight to its handler */
+			return 1;
+	}
 	return progress_locking(ep);
 }
 

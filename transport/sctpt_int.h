@@ -321,6 +321,13 @@ struct sctpt_cqbatch {
 int sctpt_cq_take(struct sctpt_ep *ep, struct sctpt_cqbatch *b);
 int sctpt_cq_run(struct sctpt_ep *ep, struct sctpt_cqbatch *b);
 void sctpt_cq_fini(struct sctpt_ep *ep);
+/* Express dispatch of one RECV completion without an entry (lock held): if handler hid has a
+ * complete function, nothing is queued for the handlers and nobody dispatches, this thread
+ * becomes the dispatcher: 1 and what to call, after unlocking, with a completion of the
+ * caller's; then sctpt_cq_express_end (no lock). 0: queue it as usual. */
+typedef void (*sctpt_complete_fn)(void *arg, const struct sctpt_cqe *c);
+int sctpt_cq_express(struct sctpt_ep *ep, int hid, sctpt_complete_fn *fn, void **arg);
+void sctpt_cq_express_end(struct sctpt_ep *ep);
 
 /* ---- sctpt_ep.c: free lists (under the lock) ---- */
 struct sctpt_txmsg *sctpt_txmsg_get(struct sctpt_ep *ep);
@@ -383,6 +390,13 @@ int sctpt_rx_lent(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
  * caller reads it through rx_begin, which reports what is wrong with it). */
 int sctpt_rx_small(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
 		   const uint8_t *env, size_t len);
+/* The same message for express dispatch (sctpt_shm_express): 1 if it is handed out now, its
+ * delivery counted and its order advanced, *c the completion (its data copied to buf) for
+ * *fn(*arg, c) once the lock is released, then sctpt_cq_express_end; 0 if it goes the usual
+ * way (nothing changed). */
+int sctpt_rx_express(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		     const uint8_t *env, size_t len, uint8_t *buf, struct sctpt_cqe *c,
+		     sctpt_complete_fn *fn, void **arg);
 /* Gives back what p has half-received (recv_buf buffers come back with status) and what is
  * held for order. */
 void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status);

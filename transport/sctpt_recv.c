@@ -696,29 +696,64 @@ int sctpt_rx_lent(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
 	return 1;
 }
 
-int sctpt_rx_small(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
-		   const uint8_t *env, size_t len)
+/* The envelope of a whole small DATA message from a ring, as the sender's fast path writes
+ * it, into h: 1, or 0 for anything else (a bad envelope included: the general way reports
+ * it). Each byte is read once: the sender may be writing over them. */
+static int small_env(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		     const uint8_t *env, size_t len, struct sctpt_hdr *h)
 {
-	/* what begin_message would have read whole into the staging buffer, as the sender's
-	 * fast path writes it; anything else, a bad envelope included, goes that way (and is
-	 * reported there). Each byte is read once: the sender may be writing over them. */
 	uint8_t flags = env[2];
 	if (len > SCTPT_CQE_INLINE || env[0] != SCTPT_PROTO_VERSION || env[1] != SCTPT_OP_DATA ||
 	    env[3] != 0 || (flags & ~SCTPT_F_UNORDERED) != (SCTPT_F_FIRST | SCTPT_F_LAST) ||
 	    p->nrails || p->state == SCTPT_PEER_FAILED || stream >= ep->cfg.streams)
 		return 0;
-	struct sctpt_hdr h = {.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA, .flags = flags,
-			      .context = sm_get_be32(env + 4), .tag = (int32_t)sm_get_be32(env + 8),
-			      .seq = sm_get_be32(env + 12), .msg_len = sm_get_be64(env + 16),
-			      .offset = sm_get_be64(env + 24)};
-	if (h.msg_len != len || h.offset != 0 || ((flags & SCTPT_F_UNORDERED) && h.seq != 0))
+	*h = (struct sctpt_hdr){.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA,
+				.flags = flags, .context = sm_get_be32(env + 4),
+				.tag = (int32_t)sm_get_be32(env + 8), .seq = sm_get_be32(env + 12),
+				.msg_len = sm_get_be64(env + 16), .offset = sm_get_be64(env + 24)};
+	return h->msg_len == len && h->offset == 0 &&
+	       (!(flags & SCTPT_F_UNORDERED) || h->seq == 0);
+}
+
+int sctpt_rx_small(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		   const uint8_t *env, size_t len)
+{
+	struct sctpt_hdr h;
+	if (!small_env(ep, p, stream, env, len, &h))
 		return 0;
 	p->sctp_msgs_in++;
 	/* copied into the entry (or, held for order, into a copy of its own) */
-	if (flags & SCTPT_F_UNORDERED)
+	if (h.flags & SCTPT_F_UNORDERED)
 		deliver(ep, p, &h, stream, env + SCTPT_HDR_LEN, NULL);
 	else
 		complete(ep, p, &h, stream, env + SCTPT_HDR_LEN, NULL);
+	return 1;
+}
+
+int sctpt_rx_express(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t stream,
+		     const uint8_t *env, size_t len, uint8_t *buf, struct sctpt_cqe *c,
+		     sctpt_complete_fn *fn, void **arg)
+{
+	struct sctpt_order_ctx *oc = NULL;
+	struct sctpt_hdr h;
+	if (!small_env(ep, p, stream, env, len, &h))
+		return 0;
+	/* ordered: only the one due, with nothing held behind it (complete() releases those) */
+	if (!(h.flags & SCTPT_F_UNORDERED) &&
+	    (!(oc = sctpt_order_get(&p->order, h.context)) || oc->nheld ||
+	     sctpt_order_classify(oc, h.seq) != SCTPT_ORDER_NOW))
+		return 0;
+	if (!sctpt_cq_express(ep, sctpt_handler_of(ep, h.context), fn, arg))
+		return 0;
+	if (oc)
+		sctpt_order_advance(oc); /* nothing held: returns nothing */
+	p->sctp_msgs_in++;
+	p->msgs_recv++;
+	p->bytes_recv += len;
+	if (len)
+		memcpy(buf, env + SCTPT_HDR_LEN, len);
+	*c = (struct sctpt_cqe){.kind = SCTPT_CQE_RECV, .peer = p->id, .context = h.context,
+				.tag = h.tag, .stream = stream, .data = buf, .len = len};
 	return 1;
 }
 

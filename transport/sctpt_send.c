@@ -231,69 +231,23 @@ static int sendable(struct sctpt_ep *ep, struct sctpt_peer *p)
 	return 0;
 }
 
-int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t tag, unsigned flags,
-	       const struct iovec *iov, int iovcnt, void *cookie)
+/* The general way: into the stream's queue, then as far as the queues go now. 1 sent
+ * already, 0 queued (its completion later), < 0 failed (no completion). */
+static __attribute__((noinline)) int send_queued(struct sctpt_ep *ep, struct sctpt_peer *p,
+						  struct sctpt_order_ctx *oc, uint16_t stream,
+						  uint32_t context, int32_t tag,
+						  const struct iovec *iov, int iovcnt, uint64_t len,
+						  void *cookie)
 {
-	struct sctpt_peer *p;
 	struct sctpt_txmsg *m;
-	struct sctpt_order_ctx *oc = NULL;
-	uint64_t len = 0;
-	uint16_t stream;
-	int rc = 0, done = 0;
-	if (iovcnt < 0 || (iovcnt > 0 && !iov))
-		return sctpt_err(-EINVAL, "sctpt_send: bad iovec");
-	for (int i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
-	if (len > SCTPT_MAX_MSG || len > ep->cfg.max_msg_size)
-		return sctpt_err(-EMSGSIZE, "sctpt_send: %llu bytes is over the limit",
-				 (unsigned long long)len);
-	LOCK(ep);
-	p = sctpt_peer_get(ep, id);
-	if (!p || p->anonymous) {
-		UNLOCK(ep);
-		return sctpt_err(-EINVAL, "sctpt_send: no peer %d with a business card", id);
-	}
-	if ((rc = sendable(ep, p)) != 0)
-		goto out;
-	if (!(flags & SCTPT_SEND_UNORDERED) && !(oc = sctpt_order_get(&p->order, context))) {
-		rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
-		goto out;
-	}
-	stream = ep->cfg.ops.stream_map ?
-			 ep->cfg.ops.stream_map(ep->cfg.ops.arg, context, tag, ep->cfg.streams) :
-			 sctpt_stream_default(context, tag, ep->cfg.streams);
-	if (stream == 0 || stream >= ep->cfg.streams)
-		stream = (uint16_t)(1 + stream % (ep->cfg.streams - 1));
-	if (p->shm && !p->tx_queued && !p->nrails) {
-		/* a same-host peer with nothing queued: a small message goes into its ring now,
-		 * from the caller's iovecs (nothing queued, so nothing it could overtake) */
-		struct sctpt_hdr h = {.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA,
-				      .flags = oc ? 0 : SCTPT_F_UNORDERED, .context = context,
-				      .tag = tag, .msg_len = len};
-		rc = sctpt_shm_send(ep, p, stream, &h, oc, iov, iovcnt);
-		if (rc > 0) {
-			p->msgs_sent++;
-			p->bytes_sent += len;
-			p->stream_msgs_sent[stream]++;
-			goto out;
-		}
-		if (rc < 0) { /* the ring failed the peer */
-			rc = sctpt_err(-EPIPE, "peer %s is lost: %s", p->card, strerror(-rc));
-			goto out;
-		}
-	}
-	if (flags & SCTPT_SEND_NOW) {
-		rc = -EAGAIN; /* no message set: not an error, the caller's cue */
-		goto out;
-	}
+	int rc, done = 0;
 	if (!(m = sctpt_txmsg_get(ep)) || !(m->done = sctpt_cq_reserve(ep)) ||
 	    !(m->iov = iovcnt <= 4 ? m->iov_inline : malloc((size_t)iovcnt * sizeof(*iov)))) {
 		if (m) {
 			m->iov = m->iov_inline;
 			txmsg_release(ep, m);
 		}
-		rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
-		goto out;
+		return sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
 	}
 	if (iovcnt)
 		memcpy(m->iov, iov, (size_t)iovcnt * sizeof(*iov));
@@ -325,7 +279,63 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 		ep->be->tx_end(ep);
 	if (rc < 0) /* m, if still queued, completes with the rest: once, with -EPIPE */
 		sctpt_peer_fail(ep, p, rc);
-	rc = done ? 1 : 0;
+	return done ? 1 : 0;
+}
+
+int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t tag, unsigned flags,
+	       const struct iovec *iov, int iovcnt, void *cookie)
+{
+	struct sctpt_peer *p;
+	struct sctpt_order_ctx *oc = NULL;
+	uint64_t len = 0;
+	uint16_t stream;
+	int rc;
+	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+		return sctpt_err(-EINVAL, "sctpt_send: bad iovec");
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	if (len > SCTPT_MAX_MSG || len > ep->cfg.max_msg_size)
+		return sctpt_err(-EMSGSIZE, "sctpt_send: %llu bytes is over the limit",
+				 (unsigned long long)len);
+	LOCK(ep);
+	p = sctpt_peer_get(ep, id);
+	if (!p || p->anonymous) {
+		UNLOCK(ep);
+		return sctpt_err(-EINVAL, "sctpt_send: no peer %d with a business card", id);
+	}
+	if (p->state != SCTPT_PEER_UP && (rc = sendable(ep, p)) != 0)
+		goto out;
+	if (!(flags & SCTPT_SEND_UNORDERED) && !(oc = sctpt_order_get(&p->order, context))) {
+		rc = sctpt_err(-ENOMEM, "out of memory sending to %s", p->card);
+		goto out;
+	}
+	stream = ep->cfg.ops.stream_map ?
+			 ep->cfg.ops.stream_map(ep->cfg.ops.arg, context, tag, ep->cfg.streams) :
+			 sctpt_stream_default(context, tag, ep->cfg.streams);
+	if (stream == 0 || stream >= ep->cfg.streams)
+		stream = (uint16_t)(1 + stream % (ep->cfg.streams - 1));
+	if (p->shm && !p->tx_queued && !p->nrails) {
+		/* a same-host peer with nothing queued: a small message goes into its ring now,
+		 * from the caller's iovecs (nothing queued, so nothing it could overtake) */
+		struct sctpt_hdr h = {.version = SCTPT_PROTO_VERSION, .op = SCTPT_OP_DATA,
+				      .flags = oc ? 0 : SCTPT_F_UNORDERED, .context = context,
+				      .tag = tag, .msg_len = len};
+		rc = sctpt_shm_send(ep, p, stream, &h, oc, iov, iovcnt);
+		if (rc > 0) {
+			p->msgs_sent++;
+			p->bytes_sent += len;
+			p->stream_msgs_sent[stream]++;
+			goto out;
+		}
+		if (rc < 0) { /* the ring failed the peer */
+			rc = sctpt_err(-EPIPE, "peer %s is lost: %s", p->card, strerror(-rc));
+			goto out;
+		}
+	}
+	if (flags & SCTPT_SEND_NOW)
+		rc = -EAGAIN; /* no message set: not an error, the caller's cue */
+	else
+		rc = send_queued(ep, p, oc, stream, context, tag, iov, iovcnt, len, cookie);
 out:
 	UNLOCK(ep);
 	return rc;

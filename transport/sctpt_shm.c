@@ -59,6 +59,8 @@
 #define LOANS 64                     /* records of one ring lent to completions at once */
 #define PEEK_MAX 16                  /* rings a lock-free look covers (more: the lock path) */
 #define PEEK_SLOW 16                 /* lock-free looks between progress calls that lock */
+#define EXPRESS_FULL 16              /* express calls between whole progress calls (sockets,
+				      * engine, the other rings' turn) */
 
 /* epoll tags: low bits of a peer's address (calloc'd, 16-byte aligned) or of a pending
  * connection's */
@@ -125,7 +127,8 @@ struct sctpt_shm_peer {
 	int suspect;                 /* looked empty while its sender said otherwise */
 	struct pull_rx pl;
 	int peeked;                  /* its records' memory was in the lock-free look's table */
-	uint64_t ring_full, npulls, wakeups, nlent;
+	int peek_slot;               /* ... at this index of it (-1: not there) */
+	uint64_t ring_full, npulls, wakeups, nlent, nexpress;
 };
 
 /* An accepted connection whose HELLO has not come, or names a card not added yet. */
@@ -168,6 +171,11 @@ struct sctpt_shm {
 		size_t len;
 	} *retired;
 	int nretired;
+	/* express dispatch: calls since the last whole progress, where the next one starts
+	 * looking, the message handed out (only one at a time: its thread is the dispatcher) */
+	unsigned express_calls;
+	int express_next;
+	uint8_t express_data[SCTPT_CQE_INLINE];
 };
 
 static uint64_t now_ms(void)
@@ -515,6 +523,7 @@ int sctpt_shm_peer_init(struct sctpt_ep *ep, struct sctpt_peer *p)
 	sp->p = p;
 	snprintf(sp->token, sizeof(sp->token), "%s", p->info.shm);
 	sp->out_fd = sp->out_efd = sp->in_fd = sp->in_efd = -1;
+	sp->peek_slot = -1;
 	STAILQ_INIT(&sp->pulls);
 	p->shm = sp;
 	/* its ring may have been asked for before its card was added here */
@@ -978,8 +987,8 @@ static void clear_next(struct ring *r, uint64_t pos, uint64_t need)
 
 /* Room for a record of need bytes at sp->wpos (a PAD first if it would cross the end), and
  * the line after it: where to write it, or NULL (full: *rc 0; broken: *rc < 0). */
-static struct sctpt_shm_rec *reserve(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, uint64_t need,
-				     int *rc)
+static struct sctpt_shm_rec *reserve_slow(struct sctpt_ep *ep, struct sctpt_shm_peer *sp,
+					  uint64_t need, int *rc)
 {
 	struct ring *r = &sp->out;
 	uint64_t off = sp->wpos & (r->size - 1);
@@ -1013,8 +1022,21 @@ static struct sctpt_shm_rec *reserve(struct sctpt_ep *ep, struct sctpt_shm_peer 
 	return (void *)(r->data + off);
 }
 
+/* reserve_slow's answer where the room is known without looking: as on most sends */
+static inline struct sctpt_shm_rec *reserve(struct sctpt_ep *ep, struct sctpt_shm_peer *sp,
+					    uint64_t need, int *rc)
+{
+	struct ring *r = &sp->out;
+	uint64_t off = sp->wpos & (r->size - 1);
+	if (off + need <= r->size && sp->wpos + need + SCTPT_SHM_LINE - sp->rcache <= r->size) {
+		*rc = 0;
+		return (void *)(r->data + off);
+	}
+	return reserve_slow(ep, sp, need, rc);
+}
+
 /* The record at sp->wpos is written: make it valid, and trip the receiver's wire. */
-static void commit(struct sctpt_shm_peer *sp, struct sctpt_shm_rec *rec, uint64_t need)
+static inline void commit(struct sctpt_shm_peer *sp, struct sctpt_shm_rec *rec, uint64_t need)
 {
 	clear_next(&sp->out, sp->wpos, need);
 	atomic_store_explicit(&rec->seq, SCTPT_SHM_SEQ(sp->wpos), memory_order_release);
@@ -1554,15 +1576,19 @@ static void peek_update(struct sctpt_shm *sh)
 	for (int i = 0; i < sh->npeers && k >= 0; i++) {
 		struct sctpt_shm_peer *sp = sh->peers[i];
 		const struct ring *r = &sp->in;
+		sp->peek_slot = -1;
 		if (!STAILQ_EMPTY(&sp->pulls) || sp->pl.active || sp->suspect) {
 			k = -1;
 		} else if (r->hdr) {
 			const struct sctpt_shm_rec *rec =
 				(const void *)(r->data + (sp->rpos & (r->size - 1)));
 			sp->peeked = 1;
+			sp->peek_slot = k;
 			atomic_store_explicit(&sh->peek[k++], &rec->seq, memory_order_relaxed);
 		}
 	}
+	for (int i = 0; k < 0 && i < sh->npeers; i++)
+		sh->peers[i]->peek_slot = -1;
 	atomic_store_explicit(&sh->npeek, k, memory_order_release);
 }
 
@@ -1582,6 +1608,72 @@ int sctpt_shm_quiet(struct sctpt_ep *ep)
 			return 0; /* a record, or something progress will find wrong */
 	}
 	return 1;
+}
+
+/*
+ * Express: the record at the head of a ring, a whole small message that can be handed out now
+ * (nothing queued before it for the handlers, nobody dispatching), goes to its handler from
+ * here, copied aside, without a completion entry or the rest of a progress call. Whatever is
+ * not plainly that -- another kind of record, a pull under way, a bad record, a message held
+ * for order, a ring not set up -- is left for sctpt_shm_progress, which also runs every
+ * EXPRESS_FULL calls (sockets, the engine, the other rings).
+ */
+int sctpt_shm_express(struct sctpt_ep *ep)
+{
+	struct sctpt_shm *sh = ep->shm;
+	sctpt_complete_fn fn;
+	void *arg;
+	struct sctpt_cqe c;
+	/* what the lock-free look watches: nothing there (it looked for another reason), no lock */
+	int np = atomic_load_explicit(&sh->npeek, memory_order_acquire), seen = np < 0;
+	for (int i = 0; i < np && !seen; i++)
+		seen = atomic_load_explicit(atomic_load_explicit(&sh->peek[i], memory_order_relaxed),
+					    memory_order_relaxed) != 0;
+	if (!seen)
+		return 0;
+	LOCK(ep);
+	int n = sh->npeers;
+	if (++sh->express_calls % EXPRESS_FULL == 0 || sh->poke || sh->connecting || sh->hellos ||
+	    ep->ndone || !n)
+		goto no;
+	for (int k = 0; k < n; k++) {
+		int i = (sh->express_next + k) % n;
+		struct sctpt_shm_peer *sp = sh->peers[i];
+		struct ring *r = &sp->in;
+		if (!r->hdr || sp->pl.active || sp->suspect)
+			continue;
+		uint64_t off = sp->rpos & (r->size - 1);
+		const struct sctpt_shm_rec *rec = (const void *)(r->data + off);
+		if (atomic_load_explicit((_Atomic uint32_t *)&rec->seq, memory_order_acquire) !=
+		    SCTPT_SHM_SEQ(sp->rpos))
+			continue; /* nothing (or something for sctpt_shm_progress to report) */
+		struct sctpt_shm_rec h; /* ours: the sender may write on */
+		memcpy((uint8_t *)&h + 4, (const uint8_t *)rec + 4, SCTPT_SHM_REC_LEN - 4);
+		uint64_t need = line_up(SCTPT_SHM_REC_LEN + (uint64_t)h.len);
+		if (h.kind != SCTPT_SHM_DATA || h.len < SCTPT_HDR_LEN || need > r->size - off ||
+		    !sctpt_rx_express(ep, sp->p, h.stream, (const uint8_t *)rec + SCTPT_SHM_REC_LEN,
+				      h.len - SCTPT_HDR_LEN, sh->express_data, &c, &fn, &arg))
+			goto no; /* its turn is first: the whole progress takes it */
+		sp->rpos += need;
+		__builtin_prefetch(r->data + (sp->rpos & (r->size - 1)));
+		publish(sp, PUB_BATCH);
+		/* the lock-free look watches where the next record will be */
+		if (sp->peek_slot >= 0 && sp->peek_slot < atomic_load_explicit(&sh->npeek,
+										 memory_order_relaxed))
+			atomic_store_explicit(&sh->peek[sp->peek_slot],
+					      (const _Atomic uint32_t *)(r->data + (sp->rpos &
+										     (r->size - 1))),
+					      memory_order_relaxed);
+		sh->express_next = i + 1;
+		sp->nexpress++;
+		UNLOCK(ep);
+		fn(arg, &c);
+		sctpt_cq_express_end(ep);
+		return 1;
+	}
+no:
+	UNLOCK(ep);
+	return 0;
 }
 
 int sctpt_shm_progress(struct sctpt_ep *ep)
@@ -1764,6 +1856,7 @@ void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_pee
 	st->shm_ring_full = sp->ring_full;
 	st->shm_wakeups = sp->wakeups;
 	st->shm_lent = sp->nlent;
+	st->shm_express = sp->nexpress;
 }
 
 /* ---- one-sided access to a peer's memory ---- */

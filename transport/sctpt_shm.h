@@ -73,6 +73,10 @@ void sctpt_shm_pulled(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_tx
 
 /* Rings in, pulls finished, peers connecting or gone; returns how many things it handled. */
 int sctpt_shm_progress(struct sctpt_ep *ep);
+/* Without the lock: one whole small message from a ring straight to its handler, when it is
+ * plainly the next thing to hand out: 1 if so, 0 if a whole progress is needed (sctpt_progress
+ * then makes one). */
+__attribute__((visibility("hidden"))) int sctpt_shm_express(struct sctpt_ep *ep);
 /* Without the lock: 1 if surely nothing is there for sctpt_shm_progress nor due for the
  * engine (no record at any ring's head, nothing under way); 0 now and then regardless, so
  * that the sockets and the clock are looked at. */

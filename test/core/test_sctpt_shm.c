@@ -10,7 +10,8 @@
  * And messages handed to the handler where they lie in the ring, which must not change under
  * it while the sender fills the ring (and the same with that off).
  * And three threads of one receiver progressing at once: each message handed out exactly once,
- * in order, one handler call at a time, lent records given back to the sender in time.
+ * in order, one handler call at a time, lent records given back to the sender in time, small
+ * ones among them handed straight from the ring to the handler (sctpt_progress's express).
  * And small messages written into the ring at once (nothing queued), which must never pass
  * a message queued before them: sending order kept on one stream, with pulls and fragments;
  * SCTPT_SEND_NOW sends such a message, and refuses (sending nothing) where it would wait.
@@ -475,9 +476,10 @@ static int body_threads(struct sh_rank *r)
 	CHECK(thr_overlap == 0, "%d handler calls overlapped another", thr_overlap);
 	for (int i = 0; i <= THR_N; i++)
 		CHECK(thr_seen[i] == 1, "message %d handed out %d times", i, thr_seen[i]);
+	struct sctpt_peer_stats *st = sh_stats(r, 1);
 	printf("  %d messages, each once and in order, to %d threads progressing at once (%llu "
-	       "lent)\n", THR_N + 1, THR_THREADS + 1,
-	       (unsigned long long)sh_stats(r, 1)->shm_lent);
+	       "lent, %llu straight to the handler)\n", THR_N + 1, THR_THREADS + 1,
+	       (unsigned long long)st->shm_lent, (unsigned long long)st->shm_express);
 	sh_barrier(r);
 	return 0;
 }
@@ -597,7 +599,9 @@ static int body_fast(struct sh_rank *r)
 		CHECK(m->len == fast_len(m->tag), "tag %d: %zu bytes", m->tag, m->len);
 		last = m->tag;
 	}
-	printf("  %d messages in sending order on one stream\n", 1 + last_tag);
+	CHECK(sh_stats(r, 1)->shm_express > 0, "no small message went straight to the handler");
+	printf("  %d messages in sending order on one stream (%llu straight to the handler)\n",
+	       1 + last_tag, (unsigned long long)sh_stats(r, 1)->shm_express);
 	sh_barrier(r);
 	sh_drain(r, 2 + last_tag);
 	CHECK(lg.m[lg.n - 1].tag == last_tag + 1 && lg.m[lg.n - 1].intact, "the last message");
