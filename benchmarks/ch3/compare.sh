@@ -19,6 +19,10 @@
 #                      in dir (LD_LIBRARY_PATH; a copy of an earlier build's install/lib), so
 #                      that a change is measured against the build before it in the same run
 #   DEBIAN=0      leave Debian's MPICH out
+#   BIND=x        Hydra's -bind-to x for every run (e.g. core: one rank per CPU; user:0,0: both
+#                 on CPU 0). Unbound, the scheduler decides per run, and on a VM a wake-up on
+#                 another vCPU costs tens of us more than one on the same vCPU: latencies
+#                 come out bimodal (both ranks' placements), whatever the stack
 set -u
 
 main() {
@@ -63,7 +67,7 @@ run() { # STACK TEST NP: one run, its output in raw/
 	before) env=(SCTPT_SHM=0 LD_LIBRARY_PATH="$BEFORE_LIB" "${sctp_env[@]}") bin=sctp ;;
 	debian) env=(UCX_TLS=self,tcp) ;;
 	esac
-	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$bin]}" -launcher fork -n "$np" \
+	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$bin]}" -launcher fork ${BIND:+-bind-to "$BIND"} -n "$np" \
 		"$out/bin/$bin/bench_$t" -q "$q" -m "$max" >"$out/raw/$t-$s-$rep.txt" 2>"$out/raw/$t-$s-$rep.err" ||
 		echo "compare.sh: $t on $s (rep $rep) failed, see $out/raw/$t-$s-$rep.err" >&2
 }
@@ -72,7 +76,12 @@ if [ -n "${BEFORE_LIB:-}" ]; then
 	[ -f "$BEFORE_LIB/libmpi.so.12" ] || { echo "compare.sh: no libmpi.so.12 in $BEFORE_LIB" >&2; exit 2; }
 	stacks="$stacks before"
 fi
-echo "# MPICH 4.0.2 ch3:sctp (SCTP core, SCTPT_SHM=0) vs ch3:sock (TCP) vs Debian's MPICH (ch4:ucx, UCX_TLS=self,tcp), one host, loopback: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs (load $(cut -d' ' -f1-3 /proc/loadavg)), Q=$q, $reps reps" | tee "$out/header.txt"
+declare -A what=([sctp]="sctp: ch3:sctp (SCTP core, SCTPT_SHM=0)" [sock]="sock: ch3:sock (TCP)"
+	[debian]="debian: Debian's MPICH (ch4:ucx, UCX_TLS=self,tcp)"
+	[before]="before: ch3:sctp with ${BEFORE_LIB:-}/libmpi.so.12")
+names=
+for s in $stacks; do names="$names${names:+; }${what[$s]}"; done
+echo "# MPICH 4.0.2, $names; one host, loopback${BIND:+, -bind-to $BIND}: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs (load $(cut -d' ' -f1-3 /proc/loadavg)), Q=$q, $reps reps" | tee "$out/header.txt"
 for rep in $(seq 1 "$reps"); do
 	for t in $tests; do
 		np=2

@@ -17,7 +17,9 @@
 # TESTS="put_lat:lock ..." (test:sync pairs), HYBRID_ENV="VAR=x ..." (extra environment for
 # the ch3:hybrid runs), BEFORE_HYBRID_LIB=dir / BEFORE_SCTP_LIB=dir (stacks hybrid0 / sctp0: the
 # ch3:hybrid / ch3:sctp programs run with the libmpi.so.12 in dir, a copy of an earlier build's
-# install/lib, so that a change is measured against the build before it in the same run).
+# install/lib, so that a change is measured against the build before it in the same run),
+# BIND=x (Hydra's -bind-to x for every run, e.g. core or user:0,0: unbound, each run's
+# placement of the two ranks decides, and on a VM a wake-up on the other vCPU costs tens of us).
 set -u
 
 main() {
@@ -55,14 +57,14 @@ run() { # STACK TEST SYNC REP
 	sctp0) env=(SCTPT_SHM=0 LD_LIBRARY_PATH="${before_lib[$s]}") ;;
 	esac
 	f=$out/raw/$t.$sync.$s.$rep
-	env "${env[@]}" timeout -k 10 1800 "${prefix[$bin]}/bin/mpiexec" -launcher fork -n 2 \
+	env "${env[@]}" timeout -k 10 1800 "${prefix[$bin]}/bin/mpiexec" -launcher fork ${BIND:+-bind-to "$BIND"} -n 2 \
 		"$out/bin/bench_osc.$bin" "$t" -s "$sync" -q "$q" -m "$max" $med >"$f.log" 2>&1 ||
 		{ echo "hybrid_compare.sh: $t ($sync) on ch3:$s (rep $rep) failed, see $f.log" >&2; status=1; }
 	grep -E '^[0-9]+ ' "$f.log" >"$f.dat"
 }
 
 status=0
-header="# MPI one-sided, MPICH 4.0.2 ch3:hybrid vs ch3:sctp vs ch3:sock, 2 ranks on one host (loopback, SCTPT_SHM=0), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores shared with other jobs (load at start $(cut -d' ' -f1-3 /proc/loadavg)), OSU iterations x$q, $([ -n "$med" ] && echo "median iteration of each run" || echo "OSU's average per run"), median of $reps interleaved runs"
+header="# MPI one-sided, MPICH 4.0.2 ch3:hybrid vs ch3:sctp vs ch3:sock, 2 ranks on one host (loopback, SCTPT_SHM=0${BIND:+, -bind-to $BIND}), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores shared with other jobs (load at start $(cut -d' ' -f1-3 /proc/loadavg)), OSU iterations x$q, $([ -n "$med" ] && echo "median iteration of each run" || echo "OSU's average per run"), median of $reps interleaved runs"
 echo "$header" >&2
 for rep in $(seq 1 "$reps"); do
 	for ts in $tests; do

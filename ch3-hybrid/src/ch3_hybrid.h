@@ -96,6 +96,7 @@ struct sctph_peer {
 	uint64_t placed_at;         /* our Writes are placed once it took this many of them */
 	uint32_t credit_stag;       /* where to write how many of its Sends we consumed */
 	uint64_t credit_to;
+	uint64_t acked;             /* our Sends it took, known from CH3's acknowledgements */
 	uint64_t consumed, reported;  /* its Sends we took, and told it about */
 	uint64_t consumed_word;     /* the credit Write's source */
 	MPIDI_CH3_Pkt_t *rbuf;      /* SCTPH_RECVS receive buffers */
@@ -113,6 +114,8 @@ struct sctph_win {
 	unsigned char *core_acc;    /* by window rank: an accumulate went as a CH3 packet */
 	unsigned char *core_op;     /* by window rank: an operation went as a CH3 packet since the
 				     * last packet that closes an epoch (its order matters) */
+	uint64_t *close_sends;      /* by window rank: the peer's Send count once a flush or unlock
+				     * went as a Send, until CH3's acknowledgement of it (0: none) */
 };
 
 struct sctph_stats {
@@ -156,6 +159,7 @@ int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned fla
 	       const struct iovec *iov, int iovcnt, void *cookie);
 int sctph_peer_quiet(const struct sctph_peer *p);
 int sctph_send_packet(struct sctph_peer *p, const MPIDI_CH3_Pkt_t * pkt, void *cookie);
+void sctph_sends_taken(struct sctph_peer *p, uint64_t n);
 void sctph_fatal(const char *fmt, ...) ATTRIBUTE((format(printf, 1, 2), noreturn));
 
 /* ch3_hybrid_rma.c: the send path's packets, taken over as RDMA or passed on; the

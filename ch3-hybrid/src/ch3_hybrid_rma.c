@@ -459,7 +459,10 @@ static void note_core_acc(int peer, const MPIDI_CH3_Pkt_t * pkt)
 static MPIDI_CH3_PktHandler_Fcn *ch3_ack;
 
 /* CH3's acknowledgement of a flush or unlock: the target applied every packet we sent it
- * before, so atomics to it in that window may go as RDMA again. */
+ * before, so atomics to it in that window may go as RDMA again; and if the flush or unlock
+ * went as an iWARP Send, the target took it and every Send before it (so the Writes before
+ * them are placed), which its credit Write may not have said yet. CH3 waits for this
+ * acknowledgement before it closes another epoch of the window at that target. */
 static int ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
 	       MPIR_Request ** rreqp)
 {
@@ -469,8 +472,13 @@ static int ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * bu
 
 	if (h != MPI_WIN_NULL && HANDLE_GET_MPI_KIND(h) == MPIR_WIN)
 		MPIR_Win_get_ptr(h, w);
-	if (w && w->sctph && r >= 0 && r < w->sctph->size)
-		w->sctph->core_acc[r] = 0;
+	if (w && w->sctph && r >= 0 && r < w->sctph->size) {
+		struct sctph_win *sw = w->sctph;
+		sw->core_acc[r] = 0;
+		if (sw->close_sends[r] && vc->ch.peer >= 0 && vc->ch.peer < sctpc.npeer_vc)
+			sctph_sends_taken(&sctph.peer[vc->ch.peer], sw->close_sends[r]);
+		sw->close_sends[r] = 0;
+	}
 	return ch3_ack(vc, pkt, data, buflen, rreqp);
 }
 
@@ -604,7 +612,12 @@ static int send_as_rdma(struct sctph_peer *p, int peer, const MPIDI_CH3_Pkt_t * 
 	if (flags == -1 || !(flags & CLOSE_FLAGS) || is_op(pkt) || find_target(peer, h, &t) ||
 	    t.sw->core_op[t.rank])
 		return -1;
-	return sctph_send_packet(p, pkt, cookie);
+	if (sctph_send_packet(p, pkt, cookie))
+		return -1;
+	/* its acknowledgement, if CH3 asked for one, says the peer took this Send */
+	if (flags & (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK))
+		t.sw->close_sends[t.rank] = p->sends;
+	return 0;
 }
 
 int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,

@@ -283,12 +283,26 @@ void sctph_issue(struct sctph_peer *p, struct sctph_op *op)
 		mark_busy(p);
 }
 
+/* How many of our Sends the peer took: its credit Writes say, and so does CH3's
+ * acknowledgement of a flush or unlock that went as a Send (sctph_sends_taken), which may
+ * come before the credit Write. */
+static uint64_t sends_taken(const struct sctph_peer *p, int r)
+{
+	return sctph.credits[r] > p->acked ? sctph.credits[r] : p->acked;
+}
+
+void sctph_sends_taken(struct sctph_peer *p, uint64_t n)
+{
+	if (n > p->acked)
+		p->acked = n;
+}
+
 /* Our Writes to the peer are placed: none since the last ordering Read, and it took the
  * Sends that followed the ones before. */
 static int placed(const struct sctph_peer *p)
 {
 	int r = peer_rank((int) (p - sctph.peer));
-	return !p->dirty && (!p->placed_at || (r >= 0 && sctph.credits[r] >= p->placed_at));
+	return !p->dirty && (!p->placed_at || (r >= 0 && sends_taken(p, r) >= p->placed_at));
 }
 
 /* Nothing of ours to this peer is in flight: a packet may go at once. */
@@ -418,7 +432,7 @@ int sctph_send_packet(struct sctph_peer *p, const MPIDI_CH3_Pkt_t * pkt, void *c
 	MPIDI_CH3_Pkt_t *copy;
 
 	if (!sctph.env.sends || !p->qp || !p->credit_stag || r < 0 ||
-	    p->sends - sctph.credits[r] >= SCTPH_RECVS)
+	    p->sends - sends_taken(p, r) >= SCTPH_RECVS)
 		return -1;
 	op = MPL_realloc(sctph_op_new(SCTPH_SEND, peer, 1),
 			 sizeof(*op) + sizeof(op->pc[0]) + sizeof(*copy), MPL_MEM_RMA);
@@ -485,7 +499,11 @@ static void recv_done(const struct iw_wc *wc)
 	post_recv(p, peer, i);
 	p->consumed++;
 	sctph.st.qp_recvs++;
-	report_credit(p, peer);
+	/* in half-windows: a flush or unlock that came as a Send tells the peer through CH3's
+	 * acknowledgement that we took it, so a credit Write for every Send would be a message
+	 * per epoch for nothing */
+	if (p->consumed - p->reported >= SCTPH_RECVS / 2)
+		report_credit(p, peer);
 	if (wc->byte_len != sizeof(pkt) || pkt.type < 0 || pkt.type >= MPIDI_CH3_PKT_END_CH3)
 		sctph_fatal("a packet from rank %d as an iWARP Send is malformed (%u bytes, type %d)",
 			    vc->pg_rank, wc->byte_len, (int) pkt.type);

@@ -59,6 +59,7 @@ static void win_free_state(struct sctph_win *sw)
 	MPL_free(sw->rank_of);
 	MPL_free(sw->core_acc);
 	MPL_free(sw->core_op);
+	MPL_free(sw->close_sends);
 	MPL_free(sw);
 }
 
@@ -136,8 +137,9 @@ static int gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * inf
 	sw->stags = MPL_calloc((size_t) n, sizeof(*sw->stags), MPL_MEM_RMA);
 	sw->core_acc = MPL_calloc((size_t) n, 1, MPL_MEM_RMA);
 	sw->core_op = MPL_calloc((size_t) n, 1, MPL_MEM_RMA);
+	sw->close_sends = MPL_calloc((size_t) n, sizeof(*sw->close_sends), MPL_MEM_RMA);
 	sw->rank_of = MPL_malloc((size_t) (sctpc.npeer_vc + 1) * sizeof(int), MPL_MEM_RMA);
-	if (!sw->stags || !sw->core_acc || !sw->core_op || !sw->rank_of) {
+	if (!sw->stags || !sw->core_acc || !sw->core_op || !sw->close_sends || !sw->rank_of) {
 		win_free_state(sw);
 		MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
 	}
