@@ -25,7 +25,8 @@ EOF
 chmod +x "$dir/agent"
 # two daemons of one machine: PMIx's shared-memory store would be shared by both
 export PMIX_MCA_gds=hash
-NODES=(--host "btlnode0:2,btlnode1:2" --mca plm_rsh_agent "$dir/agent" -x PMIX_MCA_gds=hash)
+FAKE_NODES=(--mca plm_rsh_agent "$dir/agent" -x PMIX_MCA_gds=hash)
+NODES=(--host "btlnode0:2,btlnode1:2" "${FAKE_NODES[@]}")
 
 hosts=$(run_btl tcp 4 "${NODES[@]}" hostname) || { echo "$hosts"; die "cannot start the two fake nodes"; }
 [ "$(echo "$hosts" | sort | uniq -c | awk '{ print $1 $2 }' | tr '\n' ' ')" = "2btlnode0 2btlnode1 " ] ||
@@ -45,7 +46,7 @@ done
 # One-sided across the two nodes, one rank on each: osc rdma over btl sctp's RDMA must give osc
 # pt2pt over btl tcp's answers. Off one node osc rdma takes even its own locks through the BTL,
 # with no endpoint for itself (the BTL says its atomics are coherent with the CPU's).
-NODES1=(--host "btlnode0:1,btlnode1:1" --mca plm_rsh_agent "$dir/agent" -x PMIX_MCA_gds=hash)
+NODES1=(--host "btlnode0:1,btlnode1:1" "${FAKE_NODES[@]}")
 want=$(run_btl tcp 2 "${NODES1[@]}" --mca osc pt2pt ./btl_osc $((1 << 20)) | grep '^CHECK')
 [ "$(echo "$want" | wc -l)" -eq 7 ] || die "osc pt2pt over btl tcp on two fake nodes printed no checks"
 out=$(run_btl sctp 2 "${NODES1[@]}" -x SCTPT_SHM=0 --mca osc rdma --mca osc_rdma_btls sctp \
