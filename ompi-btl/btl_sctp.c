@@ -362,6 +362,8 @@ int mca_btl_sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 	return rc;
 }
 
+#define SENDI_NOW_MAX 256
+
 /* Header and payload packed into one eager frag and sent; the frag is ours throughout. */
 int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
 		       struct opal_convertor_t *convertor, void *header, size_t header_size,
@@ -377,6 +379,35 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 		*descriptor = NULL;
 	if (header_size + payload_size > btl->btl_eager_limit)
 		return OPAL_ERR_RESOURCE_BUSY;
+	if (((mca_btl_sctp_module_t *)btl)->local && header_size + payload_size <= SENDI_NOW_MAX) {
+		/* a same-host peer: straight from here into its ring, if nothing waits before it */
+		unsigned char data[SENDI_NOW_MAX];
+		struct iovec iov[2] = {{header, header_size}, {data, 0}};
+		int32_t key = mca_btl_sctp_frag_stream_key(tag, header, header_size);
+
+		if (payload_size > 0) {
+			struct iovec piov = {.iov_base = data, .iov_len = payload_size};
+			uint32_t iov_count = 1;
+
+			if (OPAL_UNLIKELY(opal_convertor_pack(convertor, &piov, &iov_count, &max_data) <
+					  0))
+				return OPAL_ERROR;
+			iov[1].iov_len = max_data;
+		}
+		rc = sctpt_send(mca_btl_sctp_component.ep, endpoint->peer, tag, key,
+				SCTPT_SEND_UNORDERED | SCTPT_SEND_NOW, iov, 2, NULL);
+		if (1 == rc)
+			return OPAL_SUCCESS;
+		/* something waits before it (or it failed): the usual way, which queues it
+		 * behind or reports the failure */
+		frag = mca_btl_sctp_frag_alloc(header_size + max_data);
+		if (OPAL_UNLIKELY(NULL == frag))
+			return OPAL_ERR_RESOURCE_BUSY;
+		memcpy(frag->buf, header, header_size);
+		if (max_data)
+			memcpy(frag->buf + header_size, data, max_data);
+		goto send;
+	}
 	frag = mca_btl_sctp_frag_alloc(header_size + payload_size);
 	if (OPAL_UNLIKELY(NULL == frag))
 		return OPAL_ERR_RESOURCE_BUSY;
@@ -390,6 +421,7 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 			return OPAL_ERROR;
 		}
 	}
+send:
 	frag->segments[0].seg_len = header_size + max_data;
 	frag->base.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
 	frag->base.des_cbfunc = NULL;
