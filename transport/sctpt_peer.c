@@ -253,8 +253,13 @@ void sctpt_peer_fail(struct sctpt_ep *ep, struct sctpt_peer *p, int err)
 		sctpt_shm_peer_down(ep, p);
 	if (closed)
 		return;
-	char what[SCTPT_CARD_MAX + 64];
-	snprintf(what, sizeof(what), "peer %s lost: %s", p->card, strerror(-err));
+	/* A protocol error's cause was just recorded by whoever found it: keep it in the event. */
+	char what[SCTPT_CARD_MAX + 320];
+	if (err == -EPROTO)
+		snprintf(what, sizeof(what), "peer %s lost: %s (%s)", p->card, strerror(-err),
+			 sctpt_last_error());
+	else
+		snprintf(what, sizeof(what), "peer %s lost: %s", p->card, strerror(-err));
 	sctpt_err(err, "%s", what);
 	sctpt_cq_event(ep, SCTPT_EV_ASSOC_DOWN, p, err, -1, what);
 }

@@ -123,6 +123,7 @@ struct sctpt_shm_peer {
 	struct ring in;
 	int pid;                     /* the sender, as the kernel told us */
 	uint64_t rpos, rpub;
+	uint64_t rlast;              /* where the last record we consumed starts */
 	struct loans *ls;            /* its records lent to completions (NULL: none yet) */
 	int suspect;                 /* looked empty while its sender said otherwise */
 	struct pull_rx pl;
@@ -812,7 +813,7 @@ static int accept_ring(struct sctpt_ep *ep, struct sctpt_peer *p, struct pending
 	sp->pid = cr.pid;
 	sp->in_fd = pd->fd;
 	sp->in_efd = pd->efd;
-	sp->rpos = sp->rpub = 0;
+	sp->rpos = sp->rpub = sp->rlast = 0;
 	ep_retag(sh, sp->in_fd, (uint64_t)(uintptr_t)sp | TAG_IN);
 	free(pd);
 	return 0;
@@ -1017,6 +1018,8 @@ static struct sctpt_shm_rec *reserve_slow(struct sctpt_ep *ep, struct sctpt_shm_
 		clear_next(r, sp->wpos, pad);
 		atomic_store_explicit(&pr->seq, SCTPT_SHM_SEQ(sp->wpos), memory_order_release);
 		sp->wpos += pad;
+		/* so that write_pos lags the records by one at most (see ring_check) */
+		atomic_store_explicit(&r->hdr->write_pos, sp->wpos, memory_order_release);
 		off = 0;
 	}
 	return (void *)(r->data + off);
@@ -1396,7 +1399,7 @@ static int lend(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, const struct sct
 		return 0; /* (a bad envelope: the usual path says what is wrong with it) */
 	struct sctpt_loan *l = &ls->slot[(ls->head + ls->n) % LOANS];
 	l->ls = ls;
-	l->start = sp->rpos - line_up(SCTPT_SHM_REC_LEN + (uint64_t)h->len);
+	l->start = sp->rlast;
 	l->done = 0;
 	ls->n++;
 	if (sctpt_rx_lent(ep, sp->p, h->stream, &hdr, body + SCTPT_HDR_LEN, pay, l)) {
@@ -1444,6 +1447,10 @@ static int ring_check(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, uint32_t s
 	uint64_t wp = atomic_load_explicit(&r->hdr->write_pos, memory_order_acquire);
 	if (wp == sp->rpos)
 		return 0;
+	/* the sender stores write_pos just after a record's seq: caught between the two, it
+	 * says where the record we consumed last starts */
+	if (wp == sp->rlast)
+		return 0;
 	seq = atomic_load_explicit((_Atomic uint32_t *)&rec->seq, memory_order_acquire);
 	if (wp < sp->rpos || wp - sp->rpos > r->size || seq != SCTPT_SHM_SEQ(sp->rpos))
 		return corrupt(ep, sp->p, "written up to %llu, but no record at %llu",
@@ -1489,6 +1496,7 @@ static int in_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, int budget)
 				corrupt(ep, p, "padding of %u bytes short of the ring's end", h.len);
 				return count + 1;
 			}
+			sp->rlast = sp->rpos;
 			sp->rpos += need;
 			continue;
 		}
@@ -1502,6 +1510,7 @@ static int in_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, int budget)
 		    (h.kind == SCTPT_SHM_PULL || h.stream == sp->pl.stream || h.stream == 0))
 			break;
 		const uint8_t *body = (const uint8_t *)rec + SCTPT_SHM_REC_LEN;
+		sp->rlast = sp->rpos;
 		sp->rpos += need;
 		count++;
 		/* where the next record starts: the sender zeroed it (or wrote there) before this
@@ -1654,6 +1663,7 @@ int sctpt_shm_express(struct sctpt_ep *ep)
 		    !sctpt_rx_express(ep, sp->p, h.stream, (const uint8_t *)rec + SCTPT_SHM_REC_LEN,
 				      h.len - SCTPT_HDR_LEN, sh->express_data, &c, &fn, &arg))
 			goto no; /* its turn is first: the whole progress takes it */
+		sp->rlast = sp->rpos;
 		sp->rpos += need;
 		__builtin_prefetch(r->data + (sp->rpos & (r->size - 1)));
 		publish(sp, PUB_BATCH);
@@ -1957,7 +1967,7 @@ int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *d
 	sp->in = (struct ring){.hdr = hd, .data = d, .size = size, .map1 = h,
 			       .len1 = SCTPT_SHM_HDR_SIZE, .map2 = d, .len2 = size};
 	sp->pid = (int)getpid();
-	sp->rpos = sp->rpub = 0;
+	sp->rpos = sp->rpub = sp->rlast = 0;
 	park(ep, &pk);
 	for (int k = 0; k < 8 && sp->in.hdr; k++) {
 		sp->suspect = k == 4; /* as before a sleep: what the sender claims is checked */

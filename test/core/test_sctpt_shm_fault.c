@@ -261,6 +261,67 @@ static int body_scribble(struct sh_rank *r)
 	return 0;
 }
 
+/* ---- a sender caught between a record's seq and write_pos ---- */
+
+/* What a sender leaves when it stops (preempted, say) right after making a record valid: a
+ * PAD to the ring's end with write_pos past it, then a record at the ring's start whose seq
+ * is stored but whose write_pos is not yet. The receiver must take the record and, when it
+ * arms its tripwire and finds write_pos behind it, wait rather than call the ring corrupt. */
+static void lag(void)
+{
+	size_t len;
+	uint8_t *base = find_ring(1, &len);
+	struct sctpt_shm_ring_hdr *hd = (void *)base;
+	uint8_t *data = base + SCTPT_SHM_HDR_SIZE;
+	uint32_t size = hd->size;
+	uint64_t wp = atomic_load(&hd->write_pos);
+	uint64_t start = wp - (wp & (size - 1)) + size; /* the ring's start, after the PAD */
+	struct sctpt_shm_rec *pad = (void *)(data + (wp & (size - 1)));
+	struct sctpt_shm_rec *rec = (void *)data;
+	uint64_t need = SCTPT_SHM_REC_LEN + SCTPT_HDR_LEN + 8;
+	need = (need + SCTPT_SHM_LINE - 1) / SCTPT_SHM_LINE * SCTPT_SHM_LINE;
+	CHECK(wp & (size - 1), "write position %llu at the ring's start", (unsigned long long)wp);
+	pad->kind = SCTPT_SHM_PAD;
+	pad->stream = 0;
+	pad->len = (uint32_t)(start - wp - SCTPT_SHM_REC_LEN);
+	atomic_store(&rec->seq, 0);
+	__atomic_store_n((uint32_t *)&pad->seq, SCTPT_SHM_SEQ(wp), __ATOMIC_RELEASE);
+	atomic_store(&hd->write_pos, start);
+	rec->kind = SCTPT_SHM_DATA;
+	rec->stream = 1;
+	rec->len = SCTPT_HDR_LEN + 8;
+	put_env((uint8_t *)rec + SCTPT_SHM_REC_LEN, 8);
+	fill_pattern((uint8_t *)rec + SCTPT_SHM_REC_LEN + SCTPT_HDR_LEN, 8, sh_seed(1, 5, 8));
+	atomic_store((_Atomic uint32_t *)(data + need), 0);
+	__atomic_store_n((uint32_t *)&rec->seq, SCTPT_SHM_SEQ(start), __ATOMIC_RELEASE);
+}
+
+static int body_lag(struct sh_rank *r)
+{
+	if (r->rank == 1) {
+		CHECK(sh_send(r, 0, 1, 0, 0, 100, 1) >= 0, "warm-up");
+		sh_wait_flag(r, 0, 1, 1);
+		lag();
+		sh_set_flag(1, 1);
+		sh_wait_flag(r, 2, 1, 1);
+		return 0;
+	}
+	sh_drain(r, 1);
+	sh_set_flag(0, 1);
+	sh_wait_flag(r, 1, 1, 1);
+	int err = 0, waits = 0;
+	/* armed waits (each one checks write_pos) until the record is in, and a few more */
+	for (int quiet = 0; quiet < 5 && !down_of(r, 1, &err) && waits < 2000; waits++) {
+		sctpt_wait(r->ep, 20);
+		quiet += recvs_from(r, 1) == 2;
+	}
+	CHECK(!down_of(r, 1, &err), "rank 1 reported lost: %s", strerror(-err));
+	CHECK(recvs_from(r, 1) == 2, "%d messages from rank 1 of 2", recvs_from(r, 1));
+	printf("  the record behind write_pos delivered; %d armed waits, no error\n", waits);
+	sh_set_flag(2, 1);
+	return 0;
+}
+
 /* ---- a receiver that scribbles over the read position ---- */
 
 static int body_readpos(struct sh_rank *r)
@@ -350,7 +411,7 @@ int main(int argc, char **argv)
 	static const char *all[] = {"killed", "scribble_len", "scribble_kind", "scribble_stream",
 				    "scribble_seq", "scribble_claim", "scribble_niov",
 				    "scribble_fault", "scribble_envelope", "scribble_random",
-				    "readpos", "fallback", "mixed"};
+				    "lag", "readpos", "fallback", "mixed"};
 	int failed = 0, n = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
@@ -368,6 +429,8 @@ int main(int argc, char **argv)
 			}
 			g_how = (enum how)k;
 			failed |= sh_run(t, 3, 60, NULL, body_scribble, -1);
+		} else if (!strcmp(t, "lag")) {
+			failed |= sh_run(t, 2, 60, NULL, body_lag, -1);
 		} else if (!strcmp(t, "readpos")) {
 			failed |= sh_run(t, 3, 60, NULL, body_readpos, -1);
 		} else if (!strcmp(t, "fallback")) {
