@@ -724,7 +724,9 @@ static int sctp_rails(void *arg, const char *card, const uint32_t *peer_addrs, i
 	return n;
 }
 
-static int sctp_open_endpoint(void)
+/* single_thread: Open MPI calls the BTL from one thread at a time (not MPI_THREAD_MULTIPLE;
+ * the BTL has no progress thread of its own): the core need not lock. */
+static int sctp_open_endpoint(bool single_thread)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	struct sctpt_config cfg;
@@ -738,6 +740,7 @@ static int sctp_open_endpoint(void)
 	if (OPAL_SUCCESS != rc)
 		return rc;
 	sctpt_config_init(&cfg);
+	cfg.single_thread = single_thread;
 	cfg.addrs = addrs;
 	cfg.config_file = (c->config_file && *c->config_file) ? c->config_file : NULL;
 	cfg.config_host = (c->config_host && *c->config_host) ? c->config_host : NULL;
@@ -806,8 +809,6 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 	mca_btl_base_module_t **btls;
 	int rc;
 
-	(void)enable_progress_threads;
-	(void)enable_mpi_threads;
 	*num_btls = 0;
 	if (m->btl_max_send_size < m->btl_eager_limit)
 		m->btl_max_send_size = m->btl_eager_limit;
@@ -818,7 +819,8 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 	    OPAL_SUCCESS != sctp_free_list_init(&c->frag_user, 0,
 						OBJ_CLASS(mca_btl_sctp_frag_user_t)))
 		return NULL;
-	if (OPAL_SUCCESS != sctp_open_endpoint())
+	(void)enable_progress_threads; /* Open MPI's own, not ours: we progress in opal_progress */
+	if (OPAL_SUCCESS != sctp_open_endpoint(!enable_mpi_threads && !opal_using_threads()))
 		return NULL;
 	if (c->rdma && (m->btl_flags & MCA_BTL_FLAGS_RDMA) &&
 	    OPAL_SUCCESS != mca_btl_sctp_rdma_open())

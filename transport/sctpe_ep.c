@@ -102,16 +102,16 @@ void sctpe_set_tap(struct sctpt_ep *ep, sctpe_tap_fn fn, void *arg)
 
 int sctpe_inject(struct sctpt_ep *ep, sctpt_peer_t id, int path, const uint8_t *pkt, size_t len)
 {
-	pthread_mutex_lock(&ep->lock);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	if (!p || !ep->engine || path < 0 || path >= p->npaths) {
-		pthread_mutex_unlock(&ep->lock);
+		sctpt_unlock(ep);
 		return -EINVAL;
 	}
 	sctpe_ep_tx_begin(ep);
 	deliver(ep, p, path, pkt, len);
 	sctpe_ep_tx_end(ep);
-	pthread_mutex_unlock(&ep->lock);
+	sctpt_unlock(ep);
 	return 0;
 }
 
@@ -341,7 +341,7 @@ int sctpe_ep_input(struct sctpt_ep *ep)
 int sctpe_ep_wait(struct sctpt_ep *ep, int timeout_ms)
 {
 	struct sctpe_ep *e = ep->engine;
-	pthread_mutex_lock(&ep->lock); /* the core waits without it */
+	sctpt_lock(ep); /* the core waits without it */
 	if (TAILQ_FIRST(&e->flush)) { /* SACKs kept for a reply that did not come: out now */
 		int keep = e->defer_sacks;
 		e->defer_sacks = 0;
@@ -349,7 +349,7 @@ int sctpe_ep_wait(struct sctpt_ep *ep, int timeout_ms)
 		sctpe_ep_tx_end(ep);
 		e->defer_sacks = keep;
 	}
-	pthread_mutex_unlock(&ep->lock);
+	sctpt_unlock(ep);
 	return sctpt_udp_wait(ep, timeout_ms);
 }
 

@@ -178,6 +178,9 @@ struct sctpt_config {
 	int shm_spin_us;         /* sctpt_wait polls the rings this long before sleeping (20) */
 	int shm_lend;            /* 1: a whole message from a ring reaches a handler with a
 				  * complete function where it lies, no copy (0: copied out) */
+	int single_thread;       /* 1: the caller never calls into the endpoint from two threads
+				  * at once (MPI_THREAD_SINGLE, FUNNELED, SERIALIZED): the core
+				  * takes no lock of its own (0) */
 	struct sctpt_handler handler; /* contexts no sctpt_handler_add claimed (lo/hi unused;
 				       * events 1 after sctpt_config_init) */
 	struct sctpt_ops ops;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
-#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+#define LOCK(ep) sctpt_lock(ep)
+#define UNLOCK(ep) sctpt_unlock(ep)
 
 int sctpt_handler_find(struct sctpt_ep *ep, uint32_t context)
 {
@@ -234,13 +234,13 @@ int sctpt_cq_run(struct sctpt_ep *ep, struct sctpt_cqbatch *b)
 			atomic_store_explicit(&ep->dispatching, 0, memory_order_release);
 			return count;
 		}
-		pthread_mutex_lock(&ep->lock);
+		sctpt_lock(ep);
 		for (int i = 0; i < b->n; i++)
 			ent_put(ep, b->e[i]);
 		take_batch(ep, b);
 		if (!b->n)
 			atomic_store_explicit(&ep->dispatching, 0, memory_order_relaxed);
-		pthread_mutex_unlock(&ep->lock);
+		sctpt_unlock(ep);
 	}
 	return count;
 }

@@ -13,8 +13,8 @@
 
 #include "common/sm_err.h"
 
-#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
-#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+#define LOCK(ep) sctpt_lock(ep)
+#define UNLOCK(ep) sctpt_unlock(ep)
 
 SM_LAST_ERROR_DEFINE(sctpt)
 

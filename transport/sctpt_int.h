@@ -282,6 +282,19 @@ struct sctpt_ep {
 	void *engine;              /* the engine's own state (NULL for usrsctp) */
 };
 
+/* The core's lock, unless the caller promised one thread at a time (cfg.single_thread). */
+static inline void sctpt_lock(struct sctpt_ep *ep)
+{
+	if (!ep->cfg.single_thread)
+		pthread_mutex_lock(&ep->lock);
+}
+
+static inline void sctpt_unlock(struct sctpt_ep *ep)
+{
+	if (!ep->cfg.single_thread)
+		pthread_mutex_unlock(&ep->lock);
+}
+
 /* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
 /* The handler of a context (0: cfg.handler); in line for an endpoint with cfg.handler alone. */
 int sctpt_handler_find(struct sctpt_ep *ep, uint32_t context);

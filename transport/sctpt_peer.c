@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
-#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+#define LOCK(ep) sctpt_lock(ep)
+#define UNLOCK(ep) sctpt_unlock(ep)
 
 static struct sctpt_path *new_path(struct sctpt_peer *p, int local, uint32_t ip, uint16_t port)
 {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
-#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+#define LOCK(ep) sctpt_lock(ep)
+#define UNLOCK(ep) sctpt_unlock(ep)
 
 /* Frees r; a handler's buffer goes back to it with status (0: it was delivered already). */
 static void rxmsg_drop(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rxmsg *r,

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
-#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+#define LOCK(ep) sctpt_lock(ep)
+#define UNLOCK(ep) sctpt_unlock(ep)
 
 static void txmsg_release(struct sctpt_ep *ep, struct sctpt_txmsg *m)
 {

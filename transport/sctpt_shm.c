@@ -45,8 +45,8 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-#define LOCK(ep) pthread_mutex_lock(&(ep)->lock)
-#define UNLOCK(ep) pthread_mutex_unlock(&(ep)->lock)
+#define LOCK(ep) sctpt_lock(ep)
+#define UNLOCK(ep) sctpt_unlock(ep)
 
 #define SOCK_PREFIX "sctpt-shm."
 #define REC_BUDGET 256               /* records read from one ring per progress */

@@ -507,10 +507,12 @@ static void conf_fast(int rank, struct sctpt_config *c)
 	c->shm_ring = 4096; /* records of up to 976 bytes */
 }
 
+/* (and without the core's lock: each rank calls from one thread) */
 static void conf_fast_nopull(int rank, struct sctpt_config *c)
 {
 	conf_fast(rank, c);
 	c->shm_pull_min = 0;
+	c->single_thread = 1;
 }
 
 /* Mixed: mostly small, now and then one larger than a record (a pull, or fragments that
