@@ -193,7 +193,7 @@ void sctp_sleep(struct sctp_domain *d, int ms)
 /*
  * The domain's thread. FI_PROGRESS_AUTO: it sleeps in the core and progresses everything,
  * so completions appear while the application computes. FI_PROGRESS_MANUAL: SCTP lives in
- * this process (usrsctp), so its handshakes, retransmissions, acknowledgements and timers
+ * this process (the core's engine), so its handshakes, retransmissions, acknowledgements and timers
  * stop when the application stops calling the provider; a send the provider called complete
  * could then never leave. The thread moves the core (sctpt_progress: packets and timers;
  * completions wait for the application) whenever the application has not done so for

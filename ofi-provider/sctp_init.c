@@ -304,7 +304,9 @@ FI_EXT_INI
 	sctp_params.fnn_addrs = param_str("fnn_addrs",
 		"Address map of the FNN cluster for FI_SCTP_FNN_TABLE: lines \"pc nic ifname ipv4 "
 		"mac\" (`fnn addrs`)");
-	sctp_params.backend = param_str("backend", "SCTP engine of the core (default: usrsctp)");
+	sctp_params.backend = param_str("backend",
+		"SCTP engine of the core: native (the project's own) or usrsctp (default: "
+		"SCTPT_BACKEND if set, else native)");
 	sctp_params.streams = param_int("streams", FI_PARAM_INT,
 		"SCTP streams per association (stream 0 is the core's control stream)",
 		def.streams);

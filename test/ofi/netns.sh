@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Two namespace hosts joined by two veth links (198.18.1.0/24, 198.18.2.0/24): libfabric's
 # fi_pingpong over the sctp provider, every default size with data checks, server in one
-# host and client in the other: on one link; multihomed on both links; on the native engine;
-# multihomed with the first link down from the start (the core's path failover beneath SCTP). Nothing leaves the namespaces, which are removed afterwards.
+# host and client in the other, on the core's default engine (native): on one link; multihomed
+# on both links; multihomed with the first link down from the start (the core's path failover
+# beneath SCTP); and multihomed on the usrsctp engine. Nothing leaves the namespaces, which are
+# removed afterwards.
 . "$(dirname "$0")/../common.sh"
 need_netns
 command -v fi_pingpong >/dev/null || skip "fi_pingpong (libfabric-bin) not installed"
@@ -43,7 +45,7 @@ pp() {
 
 pp "one link" 198.18.1.1 198.18.1.2
 pp "two links" 198.18.1.1,198.18.2.1 198.18.1.2,198.18.2.2
-pp "native engine" 198.18.1.1,198.18.2.1 198.18.1.2,198.18.2.2 FI_SCTP_BACKEND=native
+pp "two links, usrsctp engine" 198.18.1.1,198.18.2.1 198.18.1.2,198.18.2.2 FI_SCTP_BACKEND=usrsctp
 # a first link that is down: both hosts bind its addresses first, the core fails over to
 # the second path beneath SCTP (the control socket of fi_pingpong uses link 1). On the native
 # engine: with usrsctp the association never comes up this way (seen here; the core's
