@@ -13,7 +13,9 @@
 # baseline (tcp;ofi_rxm; btl tcp). sctp runs with FI_SCTP_SHM=0 (SCTP associations, also
 # between the namespaces, which share /dev/shm) on the core's default engine (native);
 # "sctp-usrsctp" is the usrsctp engine and "sctp+shm" (loopback only) the core's shared
-# memory, for reference.
+# memory, for reference. Two references without libfabric run the same loops (ofi_bench -p
+# core, -p socket): "core" is the SCTP core alone, polled as the provider polls it (what the
+# provider adds is sctp/core), "socket" plain TCP sockets (the kernel's floor under tcp;ofi_rxm).
 # Environment: ROUNDS=N, Q=F (OSU iteration counts times F; default 0.2), MAX=bytes (4 MiB),
 # STACKS="..." (subset of the libfabric stacks), TOPO="lo ns" (loopback, namespace hosts),
 # MPI=0 (skip the MPI part).
@@ -53,7 +55,9 @@ ALL_STACKS=("sctp|sctp|FI_SCTP_SHM=0"
 	"sctp+shm|sctp|FI_SCTP_SHM=1"
 	"tcp;ofi_rxm|tcp;ofi_rxm|"
 	"net|net|"
-	"udp;ofi_rxd|udp;ofi_rxd|")
+	"udp;ofi_rxd|udp;ofi_rxd|"
+	"core|core|SCTPT_SHM=0"
+	"socket|socket|")
 have_net=1
 fi_info -l 2>/dev/null | grep -qx 'net:' || have_net=0
 stacks=()
