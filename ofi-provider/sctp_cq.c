@@ -96,14 +96,24 @@ static ssize_t take(struct sctp_cq *cq, void *buf, size_t count, fi_addr_t *src)
 	return n ? (ssize_t)n : -FI_EAGAIN;
 }
 
+/*
+ * A read progresses the domain only when it has nothing to hand out: entries already queued
+ * are taken at once, and the read that follows one which emptied the queue answers
+ * -FI_EAGAIN without progressing. Callers such as Open MPI's mtl ofi read one entry at a time
+ * until the queue is empty; that last look would otherwise be a pass over the sockets between
+ * a message's arrival and the caller's reply to it. Every read after that one progresses.
+ */
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src_addr)
 {
 	struct sctp_cq *cq = container_of(fcq, struct sctp_cq, cq);
 	ssize_t n;
 
 	SCTP_LOCK(cq->dom);
-	sctp_progress(cq->dom);
+	if (cq->count == 0 && !cq->drained)
+		sctp_progress(cq->dom);
+	cq->drained = 0;
 	n = take(cq, buf, count, src_addr);
+	cq->drained = n > 0 && cq->count == 0;
 	SCTP_UNLOCK(cq->dom);
 	return n;
 }

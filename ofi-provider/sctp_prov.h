@@ -201,6 +201,7 @@ struct sctp_cq {
 	size_t entry_size;
 	struct sctp_cqe *ring;
 	size_t head, count, cap;
+	int drained;                  /* the last read emptied it: the next one skips progress */
 	enum fi_wait_obj wait_obj;
 	struct sctp_wait *wait;
 	atomic_int signaled;
