@@ -392,7 +392,9 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	cfg.cmt = sctp_params.cmt;
 	cfg.crc32c = sctp_params.crc32c;
 	cfg.shm = sctp_params.shm;
-	cfg.frag_size = sctp_params.frag_size;
+	/* the parameter counts the application's bytes: a message of frag_size bytes and our
+	 * header still travel as one core fragment */
+	cfg.frag_size = sctp_params.frag_size + SCTP_HDR_LEN;
 	cfg.accept_unknown = 1; /* RDM: anyone who knows our name may send to us */
 	cfg.handler.complete = NULL; /* polled: messages wait in the core's buffers */
 	cfg.handler.events = 1;

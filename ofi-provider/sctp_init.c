@@ -327,5 +327,8 @@ FI_EXT_INI
 		sctp_params.streams = def.streams;
 	if (sctp_params.inject_size > 65536)
 		sctp_params.inject_size = 65536;
+	/* the core takes fragments of 512 B .. 1 MiB, our header included */
+	if (sctp_params.frag_size < 512 || sctp_params.frag_size > (1u << 20) - SCTP_HDR_LEN)
+		sctp_params.frag_size = def.frag_size;
 	return &sctp_prov;
 }
