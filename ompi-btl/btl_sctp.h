@@ -82,6 +82,8 @@ struct mca_btl_sctp_component_t {
 	bool ob1_headers;        /* ob1's header layout is the one compiled for: peek allowed */
 	int free_list_num, free_list_max, free_list_inc;
 	bool rdma;               /* put/get/atomics over the iWARP layer (for osc rdma) */
+	int osc_buffer_size;     /* osc rdma's buffer_size unless the user gave one (0: keep) */
+	int osc_max_amo;         /* osc rdma's network_max_amo, the same way */
 	bool shm;                /* the core's shared memory to same-host peers */
 	bool shm_get;            /* ob1's RGET to same-host peers (sctpt_peer_read) */
 	bool rget;               /* ob1's RGET to peers over SCTP (btl_sctp_rget.c) */
@@ -158,6 +160,9 @@ void mca_btl_sctp_rdma_close(void);
 int mca_btl_sctp_rdma_progress(void);
 int mca_btl_sctp_rdma_endpoint_init(struct mca_btl_base_endpoint_t *endpoint);
 size_t mca_btl_sctp_rdma_handle_size(void);
+/* Before osc rdma registers its parameters: defaults for its buffer_size and
+ * network_max_amo (0: keep osc rdma's), unless the user set them. */
+void mca_btl_sctp_osc_defaults(int buffer_size, int max_amo);
 /* The module offers btl_get (same-host peers' memory, whether or not iWARP RDMA is on), with
  * the defaults of its limits (before the BTL base registers them as parameters). */
 void mca_btl_sctp_flags_get(mca_btl_base_module_t *m);

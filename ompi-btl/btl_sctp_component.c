@@ -189,6 +189,23 @@ static int sctp_component_register(void)
 		 "communication: --mca osc rdma --mca osc_rdma_btls sctp. Point-to-point "
 		 "messages stay on the SCTP streams either way.",
 		 true, OPAL_INFO_LVL_3, &c->rdma);
+	reg_int("osc_buffer_size",
+		"With btl_sctp_rdma: the default this BTL gives osc rdma's osc_rdma_buffer_size "
+		"(through the environment, before osc rdma reads its parameters), unless the "
+		"environment, the command line or an MCA parameter file sets it. osc rdma does an "
+		"MPI_Accumulate that the BTL's atomics cannot do as get-op-put pieces of "
+		"buffer_size / 8 bytes, each a blocking round trip: its own default, 32 KiB, makes "
+		"a 1 MiB accumulate 256 round trips. 0: leave osc rdma's default",
+		8 << 20, OPAL_INFO_LVL_4, &c->osc_buffer_size);
+	reg_int("osc_max_amo",
+		"With btl_sctp_rdma: the default this BTL gives osc rdma's "
+		"osc_rdma_network_max_amo, as btl_sctp_osc_buffer_size. osc rdma does an "
+		"MPI_Accumulate of up to that many 64-bit integers as one BTL atomic per element, "
+		"waiting for each (a round trip per element; get-op-put costs one in all): its own "
+		"default is 32. 0: leave osc rdma's default",
+		0, OPAL_INFO_LVL_4, &c->osc_max_amo);
+	if (c->rdma)
+		mca_btl_sctp_osc_defaults(c->osc_buffer_size, c->osc_max_amo);
 
 	reg_bool("shm",
 		 "Reach processes on the same host through the core's shared memory (rings, large "

@@ -34,11 +34,15 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "iw/iw_verbs.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_vari.h"
 #include "opal/mca/rcache/base/base.h"
+#include "opal/util/argv.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
@@ -78,6 +82,77 @@ struct sctp_rdma_op {
 size_t mca_btl_sctp_rdma_handle_size(void)
 {
 	return sizeof(struct mca_btl_base_registration_handle_t);
+}
+
+/* Whether an MCA parameter file Open MPI reads (override file included) sets name or long. */
+static bool param_files_set(const char *name, const char *long_name)
+{
+	static const struct {
+		const char *var;
+		char sep;
+	} lists[] = {{"param_files", ','}, {"override_param_file", OPAL_ENV_SEP}};
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]) && !found; i++) {
+		int idx = mca_base_var_find("opal", "mca", "base", lists[i].var);
+		const char **files = NULL;
+		char **argv;
+
+		if (idx < 0 || OPAL_SUCCESS != mca_base_var_get_value(idx, &files, NULL, NULL) ||
+		    NULL == files || NULL == *files)
+			continue;
+		argv = opal_argv_split(*files, lists[i].sep);
+		for (int k = 0; NULL != argv && NULL != argv[k] && !found; k++) {
+			mca_base_var_file_value_t *fv;
+			opal_list_t values;
+
+			OBJ_CONSTRUCT(&values, opal_list_t);
+			(void)mca_base_parse_paramfile(argv[k], &values); /* a missing file sets nothing */
+			OPAL_LIST_FOREACH (fv, &values, mca_base_var_file_value_t)
+				found |= 0 == strcmp(fv->mbvfv_var, name) ||
+					 0 == strcmp(fv->mbvfv_var, long_name);
+			OPAL_LIST_DESTRUCT(&values);
+		}
+		opal_argv_free(argv);
+	}
+	return found;
+}
+
+/* Gives osc rdma's parameter osc_rdma_<var> the default value, unless the user set it. */
+static void osc_default(const char *var, int value)
+{
+	char name[80], long_name[80], env[96], v[16];
+
+	snprintf(name, sizeof(name), "osc_rdma_%s", var);
+	snprintf(long_name, sizeof(long_name), "ompi_osc_rdma_%s", var);
+	snprintf(env, sizeof(env), "%s%s", OPAL_MCA_PREFIX, long_name);
+	if (NULL != getenv(env))
+		return;
+	snprintf(env, sizeof(env), "%s%s", OPAL_MCA_PREFIX, name);
+	if (NULL != getenv(env) || param_files_set(name, long_name))
+		return;
+	snprintf(v, sizeof(v), "%d", value);
+	setenv(env, v, 0);
+}
+
+/*
+ * osc rdma's parameters are registered after the BTLs are opened (MPI_Init opens the osc
+ * framework later) and take the environment's value then: our defaults go there, unless the
+ * user set the parameter in the environment (the command line arrives that way) or in a
+ * parameter file (which the environment would override).
+ * - buffer_size: an MPI_Accumulate osc rdma cannot give the BTL's atomics goes as get-op-put
+ *   pieces of buffer_size / 8 bytes, each a blocking get (its default 32 KiB: a round trip
+ *   per 4 KiB).
+ * - network_max_amo: up to that many elements of a 64-bit integer sum are one BTL
+ *   atomic each, osc rdma waiting for each before the next (a round trip per element), where
+ *   get-op-put costs one round trip in all.
+ */
+void mca_btl_sctp_osc_defaults(int buffer_size, int max_amo)
+{
+	if (buffer_size > 0)
+		osc_default("buffer_size", buffer_size);
+	if (max_amo > 0)
+		osc_default("network_max_amo", max_amo);
 }
 
 void mca_btl_sctp_flags_get(mca_btl_base_module_t *m)

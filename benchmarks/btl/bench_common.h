@@ -8,7 +8,8 @@
  * Options: -m MAX (largest size), -n MIN (smallest size, for profiling one size), -M (the median
  * of the LOOP iterations' times instead of OSU's average: on a shared machine an iteration that
  * lost the CPU to another process does not count; the scripts' MEDIAN=1), -q F (multiply every iteration count by F, for quick runs;
- * 1 is OSU's own counts), -i LOOP / -I LOOP_LARGE / -x SKIP / -X SKIP_LARGE (override them).
+ * 1 is OSU's own counts), -i LOOP / -I LOOP_LARGE / -x SKIP / -X SKIP_LARGE (override them),
+ * -T (also print every timed iteration's microseconds, in order, to stderr: stalls show as outliers).
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -27,13 +28,15 @@ struct bench_opts {
 	size_t min, max;
 	int loop, loop_large, skip, skip_large;
 	const char *sync; /* one-sided: lock, flush, fence */
+	const char *type; /* one-sided accumulate: char, int, long, double */
 	int median;       /* -M */
+	int times;        /* -T */
 };
 
 /* The times of one size's timed iterations. */
 struct bench_timer {
 	double *t;
-	int n, cap, median;
+	int n, cap, median, times;
 	double start, last;
 };
 
@@ -47,9 +50,11 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int 
 	o->min = 0;
 	o->max = BENCH_MAX_SIZE;
 	o->sync = NULL;
+	o->type = NULL;
 	o->median = 0;
+	o->times = 0;
 	o->loop = o->loop_large = o->skip = o->skip_large = -1;
-	while ((c = getopt(argc, argv, "n:m:q:i:I:x:X:s:M")) != -1) {
+	while ((c = getopt(argc, argv, "n:m:q:i:I:x:X:s:d:MT")) != -1) {
 		switch (c) {
 		case 'n': o->min = strtoul(optarg, NULL, 0); break;
 		case 'm': o->max = strtoul(optarg, NULL, 0); break;
@@ -59,10 +64,12 @@ static inline void bench_parse(int argc, char **argv, struct bench_opts *o, int 
 		case 'x': o->skip = atoi(optarg); break;
 		case 'X': o->skip_large = atoi(optarg); break;
 		case 's': o->sync = optarg; break;
+		case 'd': o->type = optarg; break;
 		case 'M': o->median = 1; break;
+		case 'T': o->times = 1; break;
 		default:
 			fprintf(stderr, "usage: %s [-n min] [-m max] [-M] [-q scale] [-i loop] [-I loop_large] "
-				"[-x skip] [-X skip_large] [-s sync]\n", argv[0]);
+				"[-x skip] [-X skip_large] [-s sync] [-d type] [-T]\n", argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
@@ -122,6 +129,7 @@ static inline void bench_timer_start(struct bench_timer *bt, const struct bench_
 	bt->n = 0;
 	bt->cap = loop;
 	bt->median = o->median;
+	bt->times = o->times;
 	bt->start = bt->last = MPI_Wtime();
 }
 
@@ -140,6 +148,12 @@ static inline double bench_per_iter(struct bench_timer *bt)
 {
 	if (bt->n == 0)
 		return 0;
+	if (bt->times) {
+		fprintf(stderr, "# times (us):");
+		for (int i = 0; i < bt->n; i++)
+			fprintf(stderr, " %.1f", bt->t[i] * 1e6);
+		fprintf(stderr, "\n");
+	}
 	if (!bt->median)
 		return (bt->last - bt->start) / bt->n;
 	qsort(bt->t, (size_t)bt->n, sizeof(double), bench_cmp);

@@ -5,7 +5,8 @@
  * the window in shared memory). Rank 0 prints "# osc <test> <sync> <unit>" and "<size> <value>".
  *
  *   bench_osc TEST [-s lock|flush|fence] [bench_common.h options]
- *   put_lat, get_lat, acc_lat (MPI_Accumulate, MPI_CHAR, MPI_SUM): 0 B..4 MiB, microseconds;
+ *   put_lat, get_lat, acc_lat (MPI_Accumulate, MPI_CHAR, MPI_SUM; -d int|long|double: that
+ *     type, sizes from its size on): 0 B..4 MiB, microseconds;
  *     lock: lock(shared), op, unlock per iteration; flush: one lock, op + MPI_Win_flush per
  *     iteration; fence: rank 0 does op + fence + fence, rank 1 fence + op + fence (half
  *     the time per iteration). LOOP 10000 after SKIP 100 (100/10 above 8 KiB), average
@@ -25,6 +26,8 @@ enum sync { SYNC_LOCK, SYNC_FLUSH, SYNC_FENCE };
 
 static struct bench_opts o;
 static struct bench_timer bt;
+static MPI_Datatype acc_type = MPI_CHAR; /* -d */
+static int acc_size = 1;
 
 static void op(int test, char *buf, size_t n, int target, MPI_Aint disp, MPI_Win win)
 {
@@ -36,7 +39,8 @@ static void op(int test, char *buf, size_t n, int target, MPI_Aint disp, MPI_Win
 		MPI_Get(buf, (int)n, MPI_CHAR, target, disp, (int)n, MPI_CHAR, win);
 		break;
 	default:
-		MPI_Accumulate(buf, (int)n, MPI_CHAR, target, disp, (int)n, MPI_CHAR, MPI_SUM, win);
+		MPI_Accumulate(buf, (int)n / acc_size, acc_type, target, disp, (int)n / acc_size,
+			       acc_type, MPI_SUM, win);
 		break;
 	}
 }
@@ -168,6 +172,22 @@ int main(int argc, char **argv)
 	}
 	if (NULL == o.sync)
 		o.sync = bidir || 6 == t ? "fence" : "lock";
+	if (NULL != o.type) {
+		static const struct { const char *name; MPI_Datatype type; } types[] = {
+			{"char", MPI_CHAR}, {"int", MPI_INT}, {"long", MPI_LONG}, {"double", MPI_DOUBLE}};
+		int k = -1;
+
+		for (int i = 0; i < (int)(sizeof(types) / sizeof(types[0])); i++)
+			if (!strcmp(o.type, types[i].name))
+				k = i;
+		if (k < 0 || 2 != t) {
+			if (0 == rank)
+				fprintf(stderr, "bench_osc: -d char|int|long|double, with acc_lat only\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		acc_type = types[k].type;
+		MPI_Type_size(acc_type, &acc_size);
+	}
 	sync = !strcmp(o.sync, "fence") ? SYNC_FENCE : !strcmp(o.sync, "flush") ? SYNC_FLUSH
 									       : SYNC_LOCK;
 	if (bidir)
@@ -176,8 +196,10 @@ int main(int argc, char **argv)
 	char *buf = bench_buf(span, 'a'), *sbuf = bench_buf(o.max, 'c'), *rbuf = bench_buf(o.max, 'd');
 	char *wmem = bench_buf(span, 0);
 	if (0 == rank)
-		printf("# osc %s %s %s\n", test, 6 == t ? "fence" : o.sync, bw ? "MB/s" : "us");
-	for (size_t n = bench_first(&o, bw || 6 == t ? 1 : 0); n <= o.max; n = bench_next(n)) {
+		printf("# osc %s %s %s%s%s\n", test, 6 == t ? "fence" : o.sync, bw ? "MB/s" : "us",
+		       o.type ? " " : "", o.type ? o.type : "");
+	for (size_t n = bench_first(&o, bw || 6 == t ? 1 : o.type ? (size_t)acc_size : 0); n <= o.max;
+	     n = bench_next(n)) {
 		int loop = bench_loop(&o, n), skip = bench_skip(&o, n);
 		size_t wlen = n * (bw ? OSC_WINDOW : 1);
 		double v;

@@ -11,7 +11,9 @@
 # osc pt2pt over btl sctp at every size) and rdma/pt2pt_tcp; osc_compare.png (gnuplot).
 # Environment: QUICK=1 (OSU iteration counts x0.1) or Q=F, MEDIAN=0 (OSU's averages instead of
 # each run's median iteration), TESTS="put_lat:lock ...",
-# OLD=DIR (also osc rdma on the btl sctp of another build directory), IFACE (default lo).
+# OLD=DIR (also osc rdma on the btl sctp of another build directory), BUFSIZE=N (also osc rdma
+# with --mca osc_rdma_buffer_size N, stack "rdma_big": osc rdma accumulates in get-op-put pieces
+# of buffer_size/8 bytes, 4 KiB by default, each piece a blocking round trip), IFACE (default lo).
 set -u
 build=${1:?usage: osc_compare.sh <build dir> [output dir]}
 build=$(cd "$build" && pwd) || exit 2
@@ -41,6 +43,10 @@ stacks="rdma pt2pt pt2pt_tcp"
 if [ -n "$old" ]; then
 	stack[old]="--mca mca_base_component_path $old:$compdir --mca btl self,sctp --mca osc rdma --mca osc_rdma_btls sctp"
 	stacks="rdma old pt2pt pt2pt_tcp"
+fi
+if [ -n "${BUFSIZE:-}" ]; then
+	stack[rdma_big]="${stack[rdma]} --mca osc_rdma_buffer_size $BUFSIZE"
+	stacks="${stacks/rdma /rdma rdma_big }"
 fi
 q=${Q:-$([ "${QUICK:-0}" = 1 ] && echo 0.1 || echo 1)}
 # per-iteration medians (each iteration or window timed, -M) unless MEDIAN=0 (OSU's averages)
@@ -80,7 +86,7 @@ done
 
 {
 	echo "MPI one-sided (OSU pattern, MPI_Win_create), 2 ranks, $(date -u '+%Y-%m-%d %H:%M UTC'), interface $iface, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), iterations x$q, $what, median of $reps alternating runs"
-	echo "rdma: osc rdma over btl sctp (iWARP); pt2pt: osc pt2pt over btl sctp; pt2pt_tcp: osc pt2pt over btl tcp${old:+; old: osc rdma over $old}"
+	echo "rdma: osc rdma over btl sctp (iWARP); pt2pt: osc pt2pt over btl sctp; pt2pt_tcp: osc pt2pt over btl tcp${old:+; old: osc rdma over $old}${BUFSIZE:+; rdma_big: osc rdma with osc_rdma_buffer_size $BUFSIZE}"
 	for ts in $tests; do
 		t=${ts%:*} sync=${ts#*:} name=${ts/:/.}
 		case $t in *bw*) unit="MB/s, higher is better" better=high ;; mixed) unit="us per fence epoch with Isend traffic, lower is better" better=low ;; *) unit="us, lower is better" better=low ;; esac
@@ -97,7 +103,8 @@ done
 				hdr = sprintf("%9s", "size")
 				for (i = 1; i <= ns; i++) hdr = hdr sprintf(" | %10s", s[i])
 				hdr = hdr sprintf(" | %11s | %15s", "rdma/pt2pt", "rdma/pt2pt_tcp")
-				if ("old" == s[2]) hdr = hdr sprintf(" | %8s", "new/old")
+				if ((" " names " ") ~ / old /) hdr = hdr sprintf(" | %8s", "new/old")
+				if (names ~ /rdma_big/) hdr = hdr sprintf(" | %9s", "big/pt2pt")
 				print hdr
 				for (k = 0; k < nz; k++) {
 					zz = z[k]; line = sprintf("%9s", human(zz))
@@ -105,7 +112,8 @@ done
 					r = v["rdma", zz]; p = v["pt2pt", zz]; pt = v["pt2pt_tcp", zz]; o = v["old", zz]
 					mark = (p > 0 && r > 0 && ((better == "low" && r >= p) || (better == "high" && r <= p))) ? " *" : ""
 					line = line sprintf(" | %11s | %15s", p > 0 ? sprintf("%.2f%s", r / p, mark) : "-", pt > 0 ? sprintf("%.2f", r / pt) : "-")
-					if ("old" == s[2]) line = line sprintf(" | %8s", o > 0 ? sprintf("%.2f", r / o) : "-")
+					if ((" " names " ") ~ / old /) line = line sprintf(" | %8s", o > 0 ? sprintf("%.2f", r / o) : "-")
+					if (names ~ /rdma_big/) { bg = v["rdma_big", zz]; line = line sprintf(" | %9s", p > 0 && bg > 0 ? sprintf("%.2f", bg / p) : "-") }
 					print line
 				}
 			}'
