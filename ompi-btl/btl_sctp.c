@@ -384,6 +384,7 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 		unsigned char data[SENDI_NOW_MAX];
 		struct iovec iov[2] = {{header, header_size}, {data, 0}};
 		int32_t key = mca_btl_sctp_frag_stream_key(tag, header, header_size);
+		size_t start = payload_size > 0 ? convertor->bConverted : 0;
 
 		if (payload_size > 0) {
 			struct iovec piov = {.iov_base = data, .iov_len = payload_size};
@@ -401,8 +402,13 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 		/* something waits before it (or it failed): the usual way, which queues it
 		 * behind or reports the failure */
 		frag = mca_btl_sctp_frag_alloc(header_size + max_data);
-		if (OPAL_UNLIKELY(NULL == frag))
+		if (OPAL_UNLIKELY(NULL == frag)) {
+			/* ob1 retries from its convertor (it resets it only when given a
+			 * descriptor): leave it where we found it */
+			if (payload_size > 0)
+				opal_convertor_set_position(convertor, &start);
 			return OPAL_ERR_RESOURCE_BUSY;
+		}
 		memcpy(frag->buf, header, header_size);
 		if (max_data)
 			memcpy(frag->buf + header_size, data, max_data);
