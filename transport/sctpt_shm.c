@@ -45,9 +45,6 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-#define LOCK(ep) sctpt_lock(ep)
-#define UNLOCK(ep) sctpt_unlock(ep)
-
 #define SOCK_PREFIX "sctpt-shm."
 #define REC_BUDGET 256               /* records read from one ring per progress */
 #define PULL_PIECE (512u << 10)      /* a pull is read in pieces of this much: other streams
@@ -1432,6 +1429,13 @@ static void data_record(struct sctpt_ep *ep, struct sctpt_shm_peer *sp,
 	memset(c, 0, sizeof(*c));
 }
 
+/* The record of need bytes at sp->rpos is taken (read, lent, or a PAD skipped). */
+static inline void consumed(struct sctpt_shm_peer *sp, uint64_t need)
+{
+	sp->rlast = sp->rpos;
+	sp->rpos += need;
+}
+
 /* Where sp's ring should have a record it has not (seq, 0 or anything else): nothing yet,
  * or a corrupted ring. 0 or -EPROTO. */
 static int ring_check(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, uint32_t seq)
@@ -1496,8 +1500,7 @@ static int in_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, int budget)
 				corrupt(ep, p, "padding of %u bytes short of the ring's end", h.len);
 				return count + 1;
 			}
-			sp->rlast = sp->rpos;
-			sp->rpos += need;
+			consumed(sp, need);
 			continue;
 		}
 		if ((h.kind != SCTPT_SHM_DATA && h.kind != SCTPT_SHM_PULL) ||
@@ -1510,8 +1513,7 @@ static int in_poll(struct sctpt_ep *ep, struct sctpt_shm_peer *sp, int budget)
 		    (h.kind == SCTPT_SHM_PULL || h.stream == sp->pl.stream || h.stream == 0))
 			break;
 		const uint8_t *body = (const uint8_t *)rec + SCTPT_SHM_REC_LEN;
-		sp->rlast = sp->rpos;
-		sp->rpos += need;
+		consumed(sp, need);
 		count++;
 		/* where the next record starts: the sender zeroed it (or wrote there) before this
 		 * one became valid, so the line is on its way while this one is delivered rather
@@ -1640,7 +1642,7 @@ int sctpt_shm_express(struct sctpt_ep *ep)
 					    memory_order_relaxed) != 0;
 	if (!seen)
 		return 0;
-	LOCK(ep);
+	sctpt_lock(ep);
 	int n = sh->npeers;
 	if (++sh->express_calls % EXPRESS_FULL == 0 || sh->poke || sh->connecting || sh->hellos ||
 	    ep->ndone || !n)
@@ -1663,8 +1665,7 @@ int sctpt_shm_express(struct sctpt_ep *ep)
 		    !sctpt_rx_express(ep, sp->p, h.stream, (const uint8_t *)rec + SCTPT_SHM_REC_LEN,
 				      h.len - SCTPT_HDR_LEN, sh->express_data, &c, &fn, &arg))
 			goto no; /* its turn is first: the whole progress takes it */
-		sp->rlast = sp->rpos;
-		sp->rpos += need;
+		consumed(sp, need);
 		__builtin_prefetch(r->data + (sp->rpos & (r->size - 1)));
 		publish(sp, PUB_BATCH);
 		/* the lock-free look watches where the next record will be */
@@ -1676,13 +1677,13 @@ int sctpt_shm_express(struct sctpt_ep *ep)
 					      memory_order_relaxed);
 		sh->express_next = i + 1;
 		sp->nexpress++;
-		UNLOCK(ep);
+		sctpt_unlock(ep);
 		fn(arg, &c);
 		sctpt_cq_express_end(ep);
 		return 1;
 	}
 no:
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return 0;
 }
 
@@ -1808,9 +1809,9 @@ int sctpt_shm_idle(struct sctpt_ep *ep, int timeout_ms)
 		spin = 1000L * timeout_ms;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int k = 0; spin > 0; k++) {
-		LOCK(ep);
+		sctpt_lock(ep);
 		int ready = rings_ready(ep, 0);
-		UNLOCK(ep);
+		sctpt_unlock(ep);
 		if (ready)
 			return 1;
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -1818,7 +1819,7 @@ int sctpt_shm_idle(struct sctpt_ep *ep, int timeout_ms)
 			break;
 		CPU_RELAX();
 	}
-	LOCK(ep);
+	sctpt_lock(ep);
 	if (sh->sleepers++ == 0)
 		atomic_store_explicit(&sh->ctl->armed, 1, memory_order_relaxed);
 	/* either a writer sees the wire armed, or we see what it wrote */
@@ -1826,20 +1827,20 @@ int sctpt_shm_idle(struct sctpt_ep *ep, int timeout_ms)
 	int ready = rings_ready(ep, 1);
 	if (ready && --sh->sleepers == 0)
 		atomic_store_explicit(&sh->ctl->armed, 0, memory_order_relaxed);
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return ready;
 }
 
 void sctpt_shm_awake(struct sctpt_ep *ep)
 {
 	struct sctpt_shm *sh = ep->shm;
-	LOCK(ep);
+	sctpt_lock(ep);
 	if (--sh->sleepers == 0)
 		atomic_store_explicit(&sh->ctl->armed, 0, memory_order_relaxed);
 	sh->poke = 1;      /* the sockets may be why we woke */
 	atomic_store_explicit(&sh->npeek, -1, memory_order_relaxed);
 	sh->engine_ms = 0; /* ... the engine's too */
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 }
 
 int sctpt_shm_pid(struct sctpt_ep *ep, struct sctpt_peer *p)
@@ -1874,11 +1875,11 @@ void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_pee
 static int peer_rw(struct sctpt_ep *ep, sctpt_peer_t id, int write, void *local, uint64_t remote,
 		   size_t len)
 {
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	int pid = !p ? -EINVAL : p->state == SCTPT_PEER_FAILED || p->state == SCTPT_PEER_CLOSED ?
 		  -EPIPE : !p->shm ? -ENOTSUP : sctpt_shm_pid(ep, p);
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	if (pid < 0)
 		return sctpt_err(pid, "peer %d: no access to its memory: %s", id, strerror(-pid));
 	size_t done = 0;
@@ -1914,7 +1915,7 @@ int sctpt_peer_write(struct sctpt_ep *ep, sctpt_peer_t peer, const void *local, 
 int sctpt_peer_mem(struct sctpt_ep *ep, sctpt_peer_t id)
 {
 	int m = 0;
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	struct sctpt_shm_peer *sp = p ? p->shm : NULL;
 	if (sp && ep->shm && ep->cfg.shm_pull_min && p->state != SCTPT_PEER_FAILED &&
@@ -1925,7 +1926,7 @@ int sctpt_peer_mem(struct sctpt_ep *ep, sctpt_peer_t id)
 		if (sp->out_state == OUT_UP && sp->pull)
 			m |= SCTPT_MEM_PEER_READS;
 	}
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return m;
 }
 
@@ -1936,11 +1937,11 @@ int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *d
 {
 	struct parking pk;
 	uint32_t size = SCTPT_SHM_MIN_RING;
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, peer);
 	struct sctpt_shm_peer *sp = p ? p->shm : NULL;
 	if (!ep->shm || !sp || sp->in.hdr) {
-		UNLOCK(ep);
+		sctpt_unlock(ep);
 		return -EINVAL;
 	}
 	while (size < len && size < (1u << 20))
@@ -1953,7 +1954,7 @@ int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *d
 			munmap(h, SCTPT_SHM_HDR_SIZE);
 		if (d != MAP_FAILED)
 			munmap(d, size);
-		UNLOCK(ep);
+		sctpt_unlock(ep);
 		return -ENOMEM;
 	}
 	memcpy(d, data, len < size ? len : size);
@@ -1982,7 +1983,7 @@ int sctpt_shm_fuzz_ring(struct sctpt_ep *ep, sctpt_peer_t peer, const uint8_t *d
 		p->error = 0;
 		sp->out_state = OUT_NONE;
 	}
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	sctpt_cq_dispatch(ep);
 	return 0;
 }
