@@ -12,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) sctpt_lock(ep)
-#define UNLOCK(ep) sctpt_unlock(ep)
-
 int sctpt_handler_find(struct sctpt_ep *ep, uint32_t context)
 {
 	/* on every message: only as far as handlers were ever added */
@@ -272,9 +269,9 @@ int sctpt_cq_dispatch(struct sctpt_ep *ep)
 	struct sctpt_cqbatch b;
 	if (!__atomic_load_n(&ep->ndone, __ATOMIC_RELAXED))
 		return 0;
-	LOCK(ep);
+	sctpt_lock(ep);
 	sctpt_cq_take(ep, &b);
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return sctpt_cq_run(ep, &b);
 }
 
@@ -283,11 +280,11 @@ int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h)
 	int id = -ENOSPC;
 	if (!h || h->lo > h->hi)
 		return sctpt_err(-EINVAL, "sctpt_handler_add: no context range");
-	LOCK(ep);
+	sctpt_lock(ep);
 	for (int i = 1; i < SCTPT_MAX_HANDLERS; i++) {
 		const struct sctpt_hslot *s = &ep->handlers[i];
 		if (s->used && h->lo <= s->h.hi && s->h.lo <= h->hi) {
-			UNLOCK(ep);
+			sctpt_unlock(ep);
 			return sctpt_err(-EEXIST, "contexts %#x..%#x overlap handler %d's %#x..%#x",
 					 h->lo, h->hi, i, s->h.lo, s->h.hi);
 		}
@@ -302,7 +299,7 @@ int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h)
 		if (id >= ep->handlers_end)
 			ep->handlers_end = id + 1;
 	}
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return id > 0 ? id : sctpt_err(id, "sctpt_handler_add: %d handlers already",
 				       SCTPT_MAX_HANDLERS - 1);
 }
@@ -323,10 +320,10 @@ void sctpt_handler_remove(struct sctpt_ep *ep, int id)
 {
 	if (id <= 0 || id >= SCTPT_MAX_HANDLERS)
 		return;
-	LOCK(ep);
+	sctpt_lock(ep);
 	handler_drop(ep, id);
 	ep->handlers[id].used = 0;
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 }
 
 int sctpt_cq_read(struct sctpt_ep *ep, int id, struct sctpt_cqe *out, int max)
@@ -334,7 +331,7 @@ int sctpt_cq_read(struct sctpt_ep *ep, int id, struct sctpt_cqe *out, int max)
 	int n = 0;
 	if (id < 0 || id >= SCTPT_MAX_HANDLERS || max < 0)
 		return sctpt_err(-EINVAL, "sctpt_cq_read: no handler %d", id);
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_hslot *s = &ep->handlers[id];
 	while (n < max && !STAILQ_EMPTY(&s->polled)) {
 		struct sctpt_cqent *e = STAILQ_FIRST(&s->polled);
@@ -342,19 +339,19 @@ int sctpt_cq_read(struct sctpt_ep *ep, int id, struct sctpt_cqe *out, int max)
 		ep->npolled--;
 		out[n++] = e->c;
 	}
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return n;
 }
 
 void sctpt_cq_release(struct sctpt_ep *ep, struct sctpt_cqe *c, int n)
 {
-	LOCK(ep);
+	sctpt_lock(ep);
 	for (int i = 0; i < n; i++) {
 		if (c[i].entry_)
 			ent_put(ep, c[i].entry_);
 		c[i].entry_ = NULL;
 	}
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 }
 
 void sctpt_cq_fini(struct sctpt_ep *ep)

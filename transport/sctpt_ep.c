@@ -13,9 +13,6 @@
 
 #include "common/sm_err.h"
 
-#define LOCK(ep) sctpt_lock(ep)
-#define UNLOCK(ep) sctpt_unlock(ep)
-
 SM_LAST_ERROR_DEFINE(sctpt)
 
 void sctpt_config_init(struct sctpt_config *c)
@@ -286,8 +283,8 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 {
 	struct sctpt_ep *ep;
 	int rc;
-	if (cfg->streams < 2 || cfg->streams > SCTPT_MAX_STREAMS || cfg->frag_size < 512 ||
-	    cfg->frag_size > (1u << 20))
+	if (cfg->streams < 2 || cfg->streams > SCTPT_MAX_STREAMS || cfg->frag_size < SCTPT_MIN_FRAG ||
+	    cfg->frag_size > SCTPT_MAX_FRAG)
 		return sctpt_err(-EINVAL, "bad configuration: need 2..%d streams and a fragment "
 				 "size of 512 B..1 MiB", SCTPT_MAX_STREAMS);
 	if (!be && !(be = backend_find(cfg->backend)))
@@ -421,7 +418,7 @@ static int progress_idle(struct sctpt_ep *ep)
 static __attribute__((noinline)) int progress_locking(struct sctpt_ep *ep)
 {
 	struct sctpt_cqbatch b;
-	LOCK(ep);
+	sctpt_lock(ep);
 	/* while only same-host peers talk, the engine is looked at now and then */
 	int engine = !ep->shm || sctpt_shm_engine_due(ep);
 	if (engine)
@@ -430,7 +427,7 @@ static __attribute__((noinline)) int progress_locking(struct sctpt_ep *ep)
 	if (engine)
 		ep->be->tx_end(ep);
 	sctpt_cq_take(ep, &b); /* in this lock hold: no second round trip to hand them out */
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return n + sctpt_cq_run(ep, &b);
 }
 
@@ -468,10 +465,10 @@ int sctpt_wait(struct sctpt_ep *ep, int timeout_ms)
 
 int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_stats *st)
 {
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	if (!p) {
-		UNLOCK(ep);
+		sctpt_unlock(ep);
 		return sctpt_err(-EINVAL, "no peer %d", id);
 	}
 	memset(st, 0, sizeof(*st));
@@ -502,7 +499,7 @@ int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_sta
 	int rc = ep->be->peer_stats(ep, p, st);
 	if (p->shm)
 		sctpt_shm_stats(ep, p, st);
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return rc;
 }
 
@@ -510,13 +507,13 @@ int sctpt_peer_stats(struct sctpt_ep *ep, sctpt_peer_t id, struct sctpt_peer_sta
 
 static int unacked(struct sctpt_ep *ep)
 {
-	LOCK(ep);
+	sctpt_lock(ep);
 	int n = ep->be->unacked(ep);
 	if (ep->shm)
 		n += sctpt_shm_unacked(ep);
 	for (int i = 0; i < ep->npeers; i++) /* a CLOSE waiting for its association */
 		n += ep->peers[i]->close_sent && ep->peers[i]->state == SCTPT_PEER_CONNECTING;
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return n;
 }
 
@@ -524,13 +521,13 @@ static int unacked(struct sctpt_ep *ep)
 static int drain_pending(struct sctpt_ep *ep)
 {
 	int n = 0;
-	LOCK(ep);
+	sctpt_lock(ep);
 	for (int i = 0; i < ep->npeers && !n; i++) {
 		struct sctpt_peer *p = ep->peers[i];
 		n = (p->tx_queued || !STAILQ_EMPTY(&p->resend)) && p->state != SCTPT_PEER_CLOSED &&
 		    p->state != SCTPT_PEER_FAILED;
 	}
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return n;
 }
 
@@ -556,21 +553,21 @@ void sctpt_close(struct sctpt_ep *ep)
 	drain_until(ep, deadline, ep->rail_peers > 0);
 	sctpt_send_close(ep);
 	drain_until(ep, deadline + 1000, 1);
-	LOCK(ep);
+	sctpt_lock(ep);
 	ep->be->close(ep);
 	for (int i = 0; i < ep->npeers; i++)
 		sctpt_peer_free(ep, ep->peers[i]);
 	sctpt_shm_fini(ep);
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	sctpt_cq_dispatch(ep); /* the last completions: cancelled sends, buffers given back */
-	LOCK(ep);
+	sctpt_lock(ep);
 	sctpt_cq_fini(ep);
 	free(ep->peers);
 	sctpt_rxbuf_put(ep, ep->stage);
 	pools_fini(ep);
 	free(ep->txbuf);
 	free(ep->rx_dgrams);
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
 }

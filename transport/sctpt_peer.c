@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) sctpt_lock(ep)
-#define UNLOCK(ep) sctpt_unlock(ep)
-
 static struct sctpt_path *new_path(struct sctpt_peer *p, int local, uint32_t ip, uint16_t port)
 {
 	struct sctpt_path *path = calloc(1, sizeof(*path));
@@ -202,10 +199,10 @@ static struct sctpt_peer *peer_add_locked(struct sctpt_ep *ep, const char *card,
 sctpt_peer_t sctpt_peer_add(struct sctpt_ep *ep, const char *card)
 {
 	int rc = 0;
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = peer_add_locked(ep, card, &rc);
 	sctpt_peer_t id = p ? p->id : rc;
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return id;
 }
 
@@ -222,19 +219,19 @@ struct sctpt_peer *sctpt_peer_get(struct sctpt_ep *ep, sctpt_peer_t id)
 
 int sctpt_peer_state(struct sctpt_ep *ep, sctpt_peer_t id)
 {
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	int s = p ? p->state : -EINVAL;
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return s;
 }
 
 const char *sctpt_peer_name(struct sctpt_ep *ep, sctpt_peer_t id, char *buf, size_t len)
 {
-	LOCK(ep); /* sctpt_peer_add may move the table */
+	sctpt_lock(ep); /* sctpt_peer_add may move the table */
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	snprintf(buf, len, "%s", p ? p->card : "(no such peer)");
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return buf;
 }
 

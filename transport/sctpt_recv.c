@@ -12,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) sctpt_lock(ep)
-#define UNLOCK(ep) sctpt_unlock(ep)
-
 /* Frees r; a handler's buffer goes back to it with status (0: it was delivered already). */
 static void rxmsg_drop(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rxmsg *r,
 		       int status)
@@ -599,10 +596,10 @@ int sctpt_rx_inject(struct sctpt_ep *ep, sctpt_peer_t id, uint16_t stream, const
 		    size_t len)
 {
 	struct sctpt_rxcur *c = &ep->cur;
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	if (!p) {
-		UNLOCK(ep);
+		sctpt_unlock(ep);
 		return sctpt_err(-EINVAL, "no peer %d", id);
 	}
 	size_t n0 = len < 4096 ? len : 4096;
@@ -622,7 +619,7 @@ int sctpt_rx_inject(struct sctpt_ep *ep, sctpt_peer_t id, uint16_t stream, const
 	}
 	end_message(ep);
 	int rc = p->state == SCTPT_PEER_FAILED ? p->error : 0;
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return rc;
 }
 

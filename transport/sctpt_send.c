@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK(ep) sctpt_lock(ep)
-#define UNLOCK(ep) sctpt_unlock(ep)
-
 static void txmsg_release(struct sctpt_ep *ep, struct sctpt_txmsg *m)
 {
 	if (m->iov != m->iov_inline)
@@ -297,10 +294,10 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	if (len > SCTPT_MAX_MSG || len > ep->cfg.max_msg_size)
 		return sctpt_err(-EMSGSIZE, "sctpt_send: %llu bytes is over the limit",
 				 (unsigned long long)len);
-	LOCK(ep);
+	sctpt_lock(ep);
 	p = sctpt_peer_get(ep, id);
 	if (!p || p->anonymous) {
-		UNLOCK(ep);
+		sctpt_unlock(ep);
 		return sctpt_err(-EINVAL, "sctpt_send: no peer %d with a business card", id);
 	}
 	if (p->state != SCTPT_PEER_UP && (rc = sendable(ep, p)) != 0)
@@ -337,18 +334,18 @@ int sctpt_send(struct sctpt_ep *ep, sctpt_peer_t id, uint32_t context, int32_t t
 	else
 		rc = send_queued(ep, p, oc, stream, context, tag, iov, iovcnt, len, cookie);
 out:
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return rc;
 }
 
 int sctpt_pending(struct sctpt_ep *ep, sctpt_peer_t id)
 {
-	LOCK(ep);
+	sctpt_lock(ep);
 	struct sctpt_peer *p = sctpt_peer_get(ep, id);
 	int r = id < 0 ? ep->tx_peers > 0 : p ? p->tx_queued > 0 || !STAILQ_EMPTY(&p->resend) : 0;
 	for (int i = 0; id < 0 && !r && ep->rail_peers && i < ep->npeers; i++)
 		r = !STAILQ_EMPTY(&ep->peers[i]->resend);
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 	return r;
 }
 
@@ -365,7 +362,7 @@ static int heard_from(const struct sctpt_peer *p)
  * ever sent to us would otherwise take our leaving for a loss. */
 void sctpt_send_close(struct sctpt_ep *ep)
 {
-	LOCK(ep);
+	sctpt_lock(ep);
 	for (int i = 0; i < ep->npeers; i++) {
 		struct sctpt_peer *p = ep->peers[i];
 		struct sctpt_txmsg *m;
@@ -385,5 +382,5 @@ void sctpt_send_close(struct sctpt_ep *ep)
 		if (sctpt_push_peer(ep, p, NULL, NULL) < 0)
 			sctpt_peer_fail(ep, p, -EPIPE);
 	}
-	UNLOCK(ep);
+	sctpt_unlock(ep);
 }
