@@ -111,7 +111,6 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_
 	SCTP_LOCK(cq->dom);
 	if (cq->count == 0 && !cq->drained)
 		sctp_progress(cq->dom);
-	cq->drained = 0;
 	n = take(cq, buf, count, src_addr);
 	cq->drained = n > 0 && cq->count == 0;
 	SCTP_UNLOCK(cq->dom);

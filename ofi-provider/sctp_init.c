@@ -327,8 +327,9 @@ FI_EXT_INI
 		sctp_params.streams = def.streams;
 	if (sctp_params.inject_size > 65536)
 		sctp_params.inject_size = 65536;
-	/* the core takes fragments of 512 B .. 1 MiB, our header included */
-	if (sctp_params.frag_size < 512 || sctp_params.frag_size > (1u << 20) - SCTP_HDR_LEN)
+	/* the core's upper bound counts our header too */
+	if (sctp_params.frag_size < SCTPT_MIN_FRAG ||
+	    sctp_params.frag_size > SCTPT_MAX_FRAG - SCTP_HDR_LEN)
 		sctp_params.frag_size = def.frag_size;
 	return &sctp_prov;
 }

@@ -42,6 +42,8 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 #define SCTPT_CARD_MAX 512    /* a business card fits in this many bytes, NUL included */
 #define SCTPT_MAX_ADDRS 8     /* local or remote addresses (NICs) per endpoint */
 #define SCTPT_MAX_STREAMS 256
+#define SCTPT_MIN_FRAG 512        /* cfg.frag_size bounds, the envelope included */
+#define SCTPT_MAX_FRAG (1u << 20)
 #define SCTPT_MAX_RAILS SCTPT_MAX_ADDRS /* striped rails per peer */
 
 enum sctpt_event_type {
