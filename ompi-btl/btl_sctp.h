@@ -109,6 +109,7 @@ struct mca_btl_sctp_component_t {
 	uint32_t local_stag;            /* local-only STag over the address space */
 	volatile int32_t rdma_ops;      /* our RDMA operations posted and not completed */
 	unsigned rdma_idle;             /* progress calls since the RNIC was last looked at */
+	volatile int32_t fence_retry;   /* a fence Read could not be posted: progress posts it */
 	volatile int64_t process_copies; /* gets and puts done on same-host peers' memory */
 	volatile int32_t job_added;      /* the job's cards were given to the core */
 	volatile int32_t rget_inflight;  /* get requests and get data queued in the core */

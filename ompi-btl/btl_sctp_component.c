@@ -300,6 +300,7 @@ static int sctp_component_open(void)
 	c->closing = false;
 	c->rdma_ops = 0;
 	c->rdma_idle = 0;
+	c->fence_retry = 0;
 	c->process_copies = 0;
 	c->job_added = 0;
 	c->rget_inflight = 0;

@@ -18,7 +18,9 @@ static void endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 	ep->qp = NULL; /* destroyed with the RNIC (iw_close) */
 	ep->rdma_ops = 0;
 	OBJ_CONSTRUCT(&ep->flush_lock, opal_mutex_t);
-	ep->rdma_dirty = 0;
+	ep->unfenced = NULL;
+	ep->unfenced_tail = &ep->unfenced;
+	ep->fences = 0;
 	ep->flush_stag = 0;
 	ep->flush_addr = 0;
 }

@@ -23,10 +23,12 @@ struct mca_btl_base_endpoint_t {
 	volatile int32_t in_use;   /* between add_procs and del_procs: ob1 may expect traffic */
 	struct iw_qp *qp;          /* RDMA queue pair to the peer, NULL without RDMA */
 	volatile int32_t rdma_ops; /* RDMA operations posted and not yet completed */
-	/* a Write since the last flush: its target, which the flush's Read fences behind it
-	 * (the three under flush_lock: threads put and flush at once) */
+	/* puts whose Write is posted with no fence Read behind it yet, the target of the last
+	 * one (where the next fence reads) and the fences in flight; all under flush_lock:
+	 * threads put and flush at once */
 	opal_mutex_t flush_lock;
-	int rdma_dirty;
+	struct sctp_rdma_op *unfenced, **unfenced_tail;
+	int fences;
 	uint32_t flush_stag;
 	uint64_t flush_addr;
 };

@@ -12,12 +12,14 @@
  *   leaves the process), so the BTL accepts unregistered local buffers of any size.
  * - Registrations go through Open MPI's registration cache (rcache grdma), as openib's and
  *   uct's do: a window registered twice reuses one STag, and freed memory loses its STag.
- * - Remote completion: a put is one Write, complete (its callback) once SCTP has it. osc rdma
- *   learns that puts are placed at the target from btl_flush, which we offer: it sends one
- *   1-byte Read behind the last Write to each peer written to since the previous flush (the
- *   target serves a Read only after placing every earlier segment of the QP: iw's ordering
- *   fence) and returns once that Read and every operation posted before it completed. So a
- *   window of puts costs one round trip per flush, not one per put.
+ * - Remote completion: a put completes (its callback) once the target has placed it, because
+ *   osc rdma takes the callback as remote completion: it releases an accumulate's lock when
+ *   the put of its get-update-put completes, and the next rank's Get must see that put. A put
+ *   is one Write; a 1-byte Read behind it is the fence (the target serves a Read only after
+ *   placing every earlier segment of the QP: iw's ordering), and its response completes every
+ *   put posted before it. One fence is in flight per peer while puts go on; btl_flush sends
+ *   one more behind the rest. So a window of puts costs one round trip per flush, not one
+ *   per put.
  * - The RNIC defers posting (iw attr.defer_tx): operations leave at the next progress call,
  *   small ones bundled into one core message, so a window of puts and the flush's Read cost
  *   one or two packets, not a sendmsg each.
@@ -75,7 +77,10 @@ struct sctp_rdma_op {
 	mca_btl_base_rdma_completion_fn_t cbfunc;
 	void *cbcontext, *cbdata;
 	int status;          /* the first error seen among its work requests */
-	uint64_t scratch;    /* a flush Read's sink, a non-fetching atomic's result */
+	int32_t waits;       /* completions it still needs: its own, and a put's fence */
+	struct sctp_rdma_op *next;   /* a put: the next one on the same fence list */
+	struct sctp_rdma_op *fenced; /* a fence: the puts it completes */
+	uint64_t scratch;    /* a fence Read's sink, a non-fetching atomic's result */
 };
 
 
@@ -354,6 +359,7 @@ static struct sctp_rdma_op *op_new(mca_btl_sctp_endpoint_t *endpoint, void *loca
 	op->cbfunc = cbfunc;
 	op->cbcontext = cbcontext;
 	op->cbdata = cbdata;
+	op->waits = 1;
 	return op;
 }
 
@@ -443,6 +449,53 @@ static int process_copy(struct mca_btl_base_module_t *btl, mca_btl_sctp_endpoint
 	return OPAL_SUCCESS;
 }
 
+/*
+ * Posts a fence Read behind the puts to endpoint that have none yet, if any; its completion
+ * completes them. A fence that cannot be posted leaves them waiting for the next, which
+ * progress posts (fence_retry).
+ */
+static int fence_post(mca_btl_sctp_endpoint_t *endpoint)
+{
+	struct mca_btl_base_registration_handle_t h = { 0, 0 };
+	struct sctp_rdma_op *op, *puts;
+	uint64_t addr;
+	int rc;
+
+	op = op_new(endpoint, NULL, NULL, NULL, NULL, NULL);
+	OPAL_THREAD_LOCK(&endpoint->flush_lock);
+	puts = endpoint->unfenced;
+	if (NULL == puts || NULL == op) {
+		OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
+		if (NULL != puts)
+			mca_btl_sctp_component.fence_retry = 1;
+		free(op);
+		return NULL == puts ? OPAL_SUCCESS : OPAL_ERR_OUT_OF_RESOURCE;
+	}
+	endpoint->unfenced = NULL;
+	endpoint->unfenced_tail = &endpoint->unfenced;
+	endpoint->fences++;
+	h.stag = endpoint->flush_stag;
+	addr = endpoint->flush_addr;
+	OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
+	op->fenced = puts;
+	rc = post_one(endpoint, op, IW_WR_READ, NULL, 1, &h, addr, 0, 0); /* frees op on failure */
+	if (OPAL_SUCCESS != rc) {
+		struct sctp_rdma_op *last = puts;
+
+		while (NULL != last->next)
+			last = last->next;
+		OPAL_THREAD_LOCK(&endpoint->flush_lock);
+		last->next = endpoint->unfenced; /* first in line again, in posting order */
+		if (NULL == endpoint->unfenced)
+			endpoint->unfenced_tail = &last->next;
+		endpoint->unfenced = puts;
+		endpoint->fences--;
+		OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
+		mca_btl_sctp_component.fence_retry = 1;
+	}
+	return rc;
+}
+
 int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
 		     void *local_address, uint64_t remote_address,
 		     struct mca_btl_base_registration_handle_t *local_handle,
@@ -451,7 +504,7 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 		     void *cbcontext, void *cbdata)
 {
 	struct sctp_rdma_op *op;
-	int rc;
+	int rc, fence;
 
 	(void)flags;
 	(void)order;
@@ -465,51 +518,26 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	op = op_new(endpoint, local_address, local_handle, cbfunc, cbcontext, cbdata);
 	if (NULL == op)
 		return OPAL_ERR_OUT_OF_RESOURCE;
-	if (0 == size) /* nothing to place: a Read, as a flush does, completes it in order */
+	if (0 == size) /* nothing to place: a Read completes it in order, as a fence */
 		return post_one(endpoint, op, IW_WR_READ, NULL, 1, remote_handle, remote_address, 0, 0);
+	op->waits = 2; /* its Write, then a fence behind it */
 	rc = post_one(endpoint, op, IW_WR_WRITE, local_address, (uint32_t)size, remote_handle,
 		      remote_address, 0, 0);
-	if (OPAL_SUCCESS == rc) {
-		/* where the next flush's Read goes: behind this Write, in memory the peer lets us
-		 * read (osc rdma registers windows for every remote access) */
-		OPAL_THREAD_LOCK(&endpoint->flush_lock);
-		endpoint->flush_stag = remote_handle->stag;
-		endpoint->flush_addr = remote_address;
-		endpoint->rdma_dirty = 1;
-		OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
-	}
-	return rc;
-}
-
-/* Posts the flush Read behind the Writes to endpoint since its last flush, if any. */
-static int flush_post(mca_btl_sctp_endpoint_t *endpoint)
-{
-	struct mca_btl_base_registration_handle_t h = { 0, 0 };
-	struct sctp_rdma_op *op;
-	uint64_t addr;
-	int rc, dirty;
-
+	if (OPAL_SUCCESS != rc)
+		return rc;
+	/* the fence reads behind this Write, in memory the peer lets us read (osc rdma registers
+	 * windows for every remote access); a put posted at once is in the fence in flight or
+	 * in the next, sent when that one returns */
 	OPAL_THREAD_LOCK(&endpoint->flush_lock);
-	dirty = endpoint->rdma_dirty;
-	endpoint->rdma_dirty = 0;
-	h.stag = endpoint->flush_stag;
-	addr = endpoint->flush_addr;
+	*endpoint->unfenced_tail = op;
+	endpoint->unfenced_tail = &op->next;
+	endpoint->flush_stag = remote_handle->stag;
+	endpoint->flush_addr = remote_address;
+	fence = 0 == endpoint->fences;
 	OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
-	if (!dirty)
-		return OPAL_SUCCESS;
-	op = op_new(endpoint, NULL, NULL, NULL, NULL, NULL);
-	rc = NULL == op ? OPAL_ERR_OUT_OF_RESOURCE
-			: post_one(endpoint, op, IW_WR_READ, NULL, 1, &h, addr, 0, 0);
-	if (OPAL_SUCCESS != rc) { /* try again (a newer Write's target is as good) */
-		OPAL_THREAD_LOCK(&endpoint->flush_lock);
-		if (!endpoint->rdma_dirty) {
-			endpoint->flush_stag = h.stag;
-			endpoint->flush_addr = addr;
-			endpoint->rdma_dirty = 1;
-		}
-		OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
-	}
-	return rc;
+	if (fence)
+		(void)fence_post(endpoint); /* on failure progress posts it */
+	return OPAL_SUCCESS;
 }
 
 /*
@@ -527,11 +555,11 @@ int mca_btl_sctp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 	do {
 		busy = 0;
 		if (NULL != endpoint) {
-			busy = OPAL_SUCCESS != flush_post(endpoint) || 0 != endpoint->rdma_ops;
+			busy = OPAL_SUCCESS != fence_post(endpoint) || 0 != endpoint->rdma_ops;
 		} else {
 			OPAL_THREAD_LOCK(&m->endpoints_lock);
 			OPAL_LIST_FOREACH (e, &m->endpoints, mca_btl_sctp_endpoint_t)
-				busy |= OPAL_SUCCESS != flush_post(e) || 0 != e->rdma_ops;
+				busy |= OPAL_SUCCESS != fence_post(e) || 0 != e->rdma_ops;
 			OPAL_THREAD_UNLOCK(&m->endpoints_lock);
 		}
 		if (busy)
@@ -667,6 +695,60 @@ int mca_btl_sctp_atomic_cswap(struct mca_btl_base_module_t *btl,
  */
 #define RDMA_IDLE_EVERY 64
 
+/* One of the completions op waits for: the last one calls its callback and frees it. */
+static int op_done(struct sctp_rdma_op *op)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	mca_btl_sctp_endpoint_t *endpoint = op->endpoint;
+
+	if (0 != OPAL_THREAD_ADD_FETCH32(&op->waits, -1))
+		return 0;
+	if (NULL != op->cbfunc)
+		op->cbfunc(&mca_btl_sctp_module.super, endpoint, op->local_address, op->local_handle,
+			   op->cbcontext, op->cbdata, op->status);
+	/* after the callback: a flush waiting on it sees it done */
+	OPAL_THREAD_ADD_FETCH32(&endpoint->rdma_ops, -1);
+	OPAL_THREAD_ADD_FETCH32(&c->rdma_ops, -1);
+	free(op);
+	return 1;
+}
+
+/* A fence returned: the puts behind it are placed (or failed with it); the puts posted since
+ * get the next fence. */
+static int fence_done(struct sctp_rdma_op *fence)
+{
+	mca_btl_sctp_endpoint_t *endpoint = fence->endpoint;
+	struct sctp_rdma_op *put = fence->fenced, *next;
+	int count = 0, more;
+
+	for (; NULL != put; put = next) {
+		next = put->next;
+		if (OPAL_SUCCESS == put->status)
+			put->status = fence->status;
+		count += op_done(put);
+	}
+	OPAL_THREAD_LOCK(&endpoint->flush_lock);
+	more = 0 == --endpoint->fences && NULL != endpoint->unfenced;
+	OPAL_THREAD_UNLOCK(&endpoint->flush_lock);
+	if (more)
+		(void)fence_post(endpoint);
+	return count;
+}
+
+/* Posts the fences that could not be posted before (no memory, a full send queue). */
+static void __attribute__((noinline)) fence_retry(mca_btl_sctp_component_t *c)
+{
+	mca_btl_sctp_module_t *m = &mca_btl_sctp_module;
+	mca_btl_sctp_endpoint_t *e;
+
+	c->fence_retry = 0;
+	OPAL_THREAD_LOCK(&m->endpoints_lock);
+	OPAL_LIST_FOREACH (e, &m->endpoints, mca_btl_sctp_endpoint_t)
+		if (NULL != e->unfenced && 0 == e->fences)
+			(void)fence_post(e);
+	OPAL_THREAD_UNLOCK(&m->endpoints_lock);
+}
+
 /* The completions: out of line, so that the idle check below builds no stack frame for them
  * (it runs on every turn of Open MPI's progress loop). */
 static int __attribute__((noinline)) rdma_poll(mca_btl_sctp_component_t *c)
@@ -695,16 +777,13 @@ static int __attribute__((noinline)) rdma_poll(mca_btl_sctp_component_t *c)
 					    "terminate layer %u type %u code %#x)",
 					    op->endpoint->proc->name, (int)wc[i].status,
 					    wc[i].term.layer, wc[i].term.etype, wc[i].term.ecode);
-			if (NULL != op->cbfunc)
-				op->cbfunc(&mca_btl_sctp_module.super, op->endpoint, op->local_address,
-					   op->local_handle, op->cbcontext, op->cbdata, op->status);
-			/* after the callback: a flush waiting on it sees it done */
-			OPAL_THREAD_ADD_FETCH32(&op->endpoint->rdma_ops, -1);
-			OPAL_THREAD_ADD_FETCH32(&c->rdma_ops, -1);
-			free(op);
-			count++;
+			if (NULL != op->fenced)
+				count += fence_done(op);
+			count += op_done(op);
 		}
 	}
+	if (c->fence_retry)
+		fence_retry(c);
 	return count;
 }
 

@@ -216,6 +216,45 @@ static void flush_then_notify(MPI_Win win, unsigned char *base, const char *flav
 	free(src);
 }
 
+/*
+ * Accumulates that the target memory cannot do as one atomic (MPI_INT, and runs of elements)
+ * are a read, an update and a write under the window's accumulate lock: every rank adds to the
+ * same elements of rank 0 many times, and no update may be lost. A write that completes before
+ * the target has placed it lets the next rank read the old value.
+ */
+static void contended_accumulate(MPI_Win win, int *base, const char *flavor)
+{
+	const int rounds = 100, n = 1024;
+	int one[1024], total[1024];
+
+	for (int i = 0; i < n; i++)
+		one[i] = 1 + i % 7;
+	if (0 == rank)
+		memset(base, 0, (size_t)(n + 1) * sizeof(int));
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int r = 0; r < rounds; r++) {
+		int lock = r % 2 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
+
+		MPI_Win_lock(lock, 0, 0, win);
+		MPI_Accumulate(one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win);
+		MPI_Accumulate(one, n, MPI_INT, 0, 1, n, MPI_INT, MPI_SUM, win);
+		MPI_Win_unlock(0, win);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (0 == rank) {
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+		memcpy(total, base + 1, sizeof(total));
+		BT_EXPECT(base[0] == rounds * size, "one int: %d, want %d", base[0], rounds * size);
+		MPI_Win_unlock(0, win);
+		for (int i = 0; i < n; i++)
+			BT_EXPECT(total[i] == rounds * size * (1 + i % 7), "element %d: %d, want %d", i,
+				  total[i], rounds * size * (1 + i % 7));
+		printf("CHECK %s contended accumulates: %d x %d ranks, no update lost\n", flavor,
+		       rounds, size);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	size_t max = argc > 1 ? (size_t)strtoull(argv[1], NULL, 0) : 4u << 20;
@@ -238,6 +277,9 @@ int main(int argc, char **argv)
 	MPI_Win_free(&win);
 	MPI_Win_create(mem, (MPI_Aint)len, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	passive_atomics(win, mem, "create");
+	MPI_Win_free(&win);
+	MPI_Win_create(mem, (MPI_Aint)len, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	contended_accumulate(win, mem, "create");
 	MPI_Win_free(&win);
 	MPI_Free_mem(mem);
 

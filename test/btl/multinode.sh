@@ -48,7 +48,7 @@ done
 # with no endpoint for itself (the BTL says its atomics are coherent with the CPU's).
 NODES1=(--host "btlnode0:1,btlnode1:1" "${FAKE_NODES[@]}")
 want=$(run_btl tcp 2 "${NODES1[@]}" --mca osc pt2pt ./btl_osc $((1 << 20)) | grep '^CHECK')
-[ "$(echo "$want" | wc -l)" -eq 7 ] || die "osc pt2pt over btl tcp on two fake nodes printed no checks"
+[ "$(echo "$want" | wc -l)" -eq 8 ] || die "osc pt2pt over btl tcp on two fake nodes printed no checks"
 out=$(run_btl sctp 2 "${NODES1[@]}" -x SCTPT_SHM=0 --mca osc rdma --mca osc_rdma_btls sctp \
 	./btl_osc $((1 << 20))) || { echo "$out"; die "osc rdma over btl sctp on two fake nodes failed"; }
 [ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||

@@ -10,7 +10,7 @@ for np in 2 4 8; do
 	out_tcp=$(run_btl tcp "$np" --mca osc pt2pt ./btl_osc $max) ||
 		{ echo "$out_tcp"; die "osc pt2pt over btl tcp, $np ranks, failed"; }
 	want=$(echo "$out_tcp" | grep '^CHECK')
-	[ "$(echo "$want" | wc -l)" -eq 7 ] || { echo "$out_tcp"; die "tcp run printed no checks"; }
+	[ "$(echo "$want" | wc -l)" -eq 8 ] || { echo "$out_tcp"; die "tcp run printed no checks"; }
 	out=$(run_btl sctp "$np" "${OSC_RDMA[@]}" ./btl_osc $max) ||
 		{ echo "$out"; die "osc rdma over btl sctp, $np ranks, failed"; }
 	[ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
