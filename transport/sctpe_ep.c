@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-const uint32_t sctpe_class_size[SCTPE_NCLASS] = {512, 2048, 16384, 65536 + 256};
+const uint32_t sctpe_class_size[SCTPE_NCLASS] = {512, 2048, 16384, SCTPE_MAX_MSG};
 
 int sctpe_class_of(size_t len)
 {

@@ -41,6 +41,7 @@ enum sctpe_state {
 
 /* Buffer size classes: chunks and messages take the smallest that holds them. */
 #define SCTPE_NCLASS 4
+#define SCTPE_MAX_MSG (65536 + 256)    /* the largest class: no message above it */
 extern const uint32_t sctpe_class_size[SCTPE_NCLASS];
 
 /* ---- what arrives ---- */

@@ -17,6 +17,7 @@
 #include "common/sm_bytes.h"
 
 #define MAX_GAPS 128 /* gap blocks per SACK */
+#define PLACE_WHOLE_MIN 1024 /* one-chunk messages placed from this size on */
 
 static uint32_t rcvbuf(const struct sctpe_assoc *a)
 {
@@ -305,6 +306,19 @@ static int place(struct sctpe_assoc *a, const struct sctpe_data *d)
 			return -EPROTO;
 		place_chunk(a, is, d->payload, (uint32_t)d->len, d->flags);
 		place_drain(a, is);
+		return 1;
+	}
+	if ((d->flags & (SCTPE_DATA_B | SCTPE_DATA_E)) == (SCTPE_DATA_B | SCTPE_DATA_E)) {
+		/* a message in one chunk (a core fragment that fills a packet) goes straight to
+		 * the core's buffer too, when it is large enough for a copy to matter */
+		if (!a->e->place || d->len < PLACE_WHOLE_MIN || d->mid != is->next_mid ||
+		    is->queued || !a->peer)
+			return 0;
+		if (!sctpt_rx_place_begin(a->e->ep, &is->pl, a->peer, d->sid, d->payload, d->len))
+			return 0;
+		a->e->st.placed++;
+		sctpt_rx_place_end(a->e->ep, &is->pl);
+		release_held(a, is);
 		return 1;
 	}
 	if (!a->e->place || (d->flags & (SCTPE_DATA_B | SCTPE_DATA_E)) != SCTPE_DATA_B ||

@@ -289,6 +289,9 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 				 "size of 512 B..1 MiB", SCTPT_MAX_STREAMS);
 	if (!be && !(be = backend_find(cfg->backend)))
 		return sctpt_err(-ENOENT, "no SCTP backend \"%s\"", cfg->backend);
+	if (be->max_msg && cfg->frag_size + SCTPT_HDR_LEN > be->max_msg)
+		return sctpt_err(-EINVAL, "bad configuration: the %s backend carries fragments of "
+				 "%zu B at most", be->name, be->max_msg - SCTPT_HDR_LEN);
 	if (!(ep = calloc(1, sizeof(*ep))))
 		return sctpt_err(-ENOMEM, "out of memory for the endpoint");
 	ep->cfg = *cfg;
@@ -315,6 +318,13 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 		ep->mtu = m >= 65535 ? 64000 : (uint32_t)(m - 28); /* room for IPv4 + UDP headers */
 	}
 	ep->buf_len = cfg->frag_size + SCTPT_HDR_LEN;
+	ep->tx_frag = cfg->frag_size;
+	if (be->pkt_overhead && ep->mtu > be->pkt_overhead + SCTPT_MIN_FRAG) {
+		/* a fragment a little above whole packets costs a packet for its last bytes */
+		size_t per = ep->mtu - be->pkt_overhead, whole = ep->buf_len / per * per;
+		if (whole >= SCTPT_MIN_FRAG + SCTPT_HDR_LEN)
+			ep->tx_frag = whole - SCTPT_HDR_LEN;
+	}
 	/* staging buffers are large: fewer of them are kept */
 	sctpt_pool_init(&ep->tx_pool, sizeof(struct sctpt_txmsg), 256);
 	sctpt_pool_init(&ep->buf_pool, sizeof(struct sctpt_rxbuf) + ep->buf_len, 32);

@@ -255,6 +255,8 @@ struct sctpt_ep {
 	int npeers, cap_peers;
 	int tx_peers;              /* peers with queued sends */
 	size_t buf_len;            /* envelope + one fragment */
+	size_t tx_frag;            /* payload of the fragments sent over SCTP: cfg.frag_size, or
+				    * less, to fill whole packets */
 	struct sctpt_rxbuf *stage; /* receive staging buffer */
 	uint8_t *txbuf;            /* envelope + fragment, contiguous for the engine's send */
 	uint8_t *rx_dgrams;        /* the UDP layer's receive batch */
@@ -433,6 +435,11 @@ int sctpt_seen_add(struct sctpt_seen *s, uint32_t id);
  */
 struct sctpt_backend {
 	const char *name;
+	/* The largest message send takes, envelope included (0: no bound of its own). */
+	size_t max_msg;
+	/* What a full packet carries besides message bytes (0: not known): the core cuts
+	 * fragments that fill whole packets, rather than a full one and a sliver. */
+	uint32_t pkt_overhead;
 	/* Sockets and engine; sets ep->udp_port and ep->rport (the card's ports). */
 	int (*open)(struct sctpt_ep *ep);
 	void (*close)(struct sctpt_ep *ep);

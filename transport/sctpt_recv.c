@@ -283,7 +283,8 @@ static int begin_rail(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_p
 		c->discard = 1;
 		return 0;
 	}
-	if ((h->flags & SCTPT_F_FIRST) && h->msg_len <= ep->cfg.frag_size)
+	if ((h->flags & (SCTPT_F_FIRST | SCTPT_F_LAST)) == (SCTPT_F_FIRST | SCTPT_F_LAST) &&
+	    h->msg_len <= ep->cfg.frag_size)
 		return begin_whole(ep, c, env, n, 0);
 	if (h->msg_len > ep->cfg.max_msg_size) {
 		protocol_error(ep, p, "message larger than max_msg_size");

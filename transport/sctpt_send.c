@@ -54,7 +54,7 @@ void sctpt_tx_fail_all(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 static size_t build_fragment(struct sctpt_ep *ep, struct sctpt_txmsg *m, uint8_t *out)
 {
 	uint64_t left = m->hdr.msg_len - m->hdr.offset;
-	size_t n = left > ep->cfg.frag_size ? ep->cfg.frag_size : (size_t)left;
+	size_t n = left > ep->tx_frag ? ep->tx_frag : (size_t)left;
 	struct sctpt_hdr h = m->hdr;
 	h.flags = (uint8_t)((m->hdr.flags & (SCTPT_F_UNORDERED | SCTPT_F_MSGID)) |
 			    (h.offset == 0 ? SCTPT_F_FIRST : 0) | (n == left ? SCTPT_F_LAST : 0));
@@ -156,7 +156,7 @@ static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
 		}
 	} else {
 		uint64_t left = m->hdr.msg_len - m->hdr.offset;
-		size_t want = SCTPT_HDR_LEN + (left > ep->cfg.frag_size ? ep->cfg.frag_size : left);
+		size_t want = SCTPT_HDR_LEN + (left > ep->tx_frag ? ep->tx_frag : left);
 		uint8_t *dst = ep->be->send_buf ? ep->be->send_buf(ep, p, want) : NULL;
 		if (!dst)
 			dst = ep->txbuf;

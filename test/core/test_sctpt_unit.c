@@ -325,6 +325,32 @@ static void config_file(void)
 	unlink(path);
 }
 
+/* Fragment sizes on the native engine: one it cannot carry is refused at open; one a little
+ * above whole packets is cut to whole packets for sending, and received as configured. */
+static void fragment_bounds(void)
+{
+	struct sctpt_config cfg;
+	struct sctpt_ep *ep;
+	sctpt_config_init(&cfg);
+	cfg.addrs = "127.0.0.1";
+	cfg.backend = "native";
+	cfg.handler.complete = on_complete;
+	cfg.frag_size = 127800;
+	EXPECT(sctpt_open(&cfg, &ep) == -EINVAL && strstr(sctpt_last_error(), "fragments"),
+	       "a fragment the engine cannot carry accepted: %s", sctpt_last_error());
+	cfg.frag_size = 64 * 1024;
+	cfg.path_mtu = 1500;
+	EXPECT(sctpt_open(&cfg, &ep) == 0, "open: %s", sctpt_last_error());
+	/* 12 bytes of SCTP common header and 20 of I-DATA per packet */
+	size_t per = 1500 - 32;
+	EXPECT((ep->tx_frag + SCTPT_HDR_LEN) % per == 0 && ep->tx_frag <= 64 * 1024 &&
+	       ep->tx_frag + SCTPT_HDR_LEN + per > 64 * 1024 + SCTPT_HDR_LEN,
+	       "fragments of %zu bytes do not fill whole packets of %zu", ep->tx_frag, per);
+	EXPECT(ep->cfg.frag_size == 64 * 1024 && ep->buf_len == 64 * 1024 + SCTPT_HDR_LEN,
+	       "the receive side's fragment size changed");
+	sctpt_close(ep);
+}
+
 int main(void)
 {
 	config_file();
@@ -334,6 +360,7 @@ int main(void)
 	ordering();
 	reassembly();
 	striped_reassembly();
+	fragment_bounds();
 	printf("%s\n", fails ? "FAILED" : "all unit checks passed");
 	return fails ? 1 : 0;
 }
