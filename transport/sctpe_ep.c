@@ -116,35 +116,49 @@ int sctpe_inject(struct sctpt_ep *ep, sctpt_peer_t id, int path, const uint8_t *
 }
 
 /*
- * Everything waiting goes out, but for SACKs that packets of this very turn made due and that
- * nothing else goes with: those wait for the next batch (the caller's reply to what just
- * arrived, which then wakes the peer once for both; or the next progress, or the wait before
- * sleeping). Each direction of a conversation is its own association: a SACK can never ride
- * on the reply as TCP's ACK does, but it can leave with it.
+ * Whether a's SACK, which nothing else goes with, waits for the next batch: one that packets
+ * in order made due in this turn waits for the caller's reply to what just arrived (or the
+ * next progress, or the wait before sleeping), unless that reply leaves in this batch. Each
+ * direction of a conversation is its own association: a SACK can never ride on the reply as
+ * TCP's ACK does, but it can leave with it, in the same send (sctpt_udp batches both).
  */
+static int sack_waits(struct sctpe_ep *e, struct sctpe_assoc *a)
+{
+	if (!e->defer_sacks || !a->sack_due || !a->sack_fresh || !a->peer)
+		return 0;
+	struct sctpe_assoc **mate = sctpe_slot(e, a->peer, a->rail, !a->in);
+	if (mate && *mate && (*mate)->flush_gen == e->flush_gen)
+		return 0;
+	a->sack_deferred = 1;
+	return 1;
+}
+
+/* Everything waiting goes out, data first, but for SACKs that wait (sack_waits). */
 static void flush_all(struct sctpe_ep *e)
 {
 	struct sctpe_assoc *a;
 	struct sctpe_assocq keep = TAILQ_HEAD_INITIALIZER(keep), last = TAILQ_HEAD_INITIALIZER(last);
+	e->flush_gen++;
 	while ((a = TAILQ_FIRST(&e->flush))) {
 		TAILQ_REMOVE(&e->flush, a, flink);
-		int sack_only = !TAILQ_FIRST(&a->active) && !a->rtx_chunks;
-		if (a->sack_fresh && a->sack_due && sack_only && e->defer_sacks) {
-			a->sack_fresh = 0;
-			a->sack_deferred = 1;
-			TAILQ_INSERT_TAIL(&keep, a, flink);
-			continue;
-		}
-		a->sack_fresh = 0;
-		if (sack_only) { /* after the data: the batch sends its slots in order */
+		if (!TAILQ_FIRST(&a->active) && !a->rtx_chunks) {
+			/* after the data: the batch sends its slots in order */
 			TAILQ_INSERT_TAIL(&last, a, flink);
 			continue;
 		}
+		a->sack_fresh = 0;
+		a->flush_gen = e->flush_gen;
 		a->on_flush = 0;
 		sctpe_out_flush(a);
 	}
 	while ((a = TAILQ_FIRST(&last))) {
 		TAILQ_REMOVE(&last, a, flink);
+		int wait = sack_waits(e, a);
+		a->sack_fresh = 0;
+		if (wait) {
+			TAILQ_INSERT_TAIL(&keep, a, flink);
+			continue;
+		}
 		a->on_flush = 0;
 		sctpe_out_flush(a);
 	}

@@ -144,6 +144,7 @@ struct sctpe_assoc {
 	int sack_due;                /* a SACK goes with the next flush */
 	int sack_fresh;              /* ... made due by this turn's input: it may wait a batch */
 	int sack_deferred;           /* ... and waited one already: the next flush sends it */
+	unsigned flush_gen;          /* the flush that last sent its data */
 	int rx_queued;               /* complete messages in the delivery queue */
 	/* outbound */
 	struct sctpe_ostream *outs;
@@ -225,6 +226,7 @@ struct sctpe_ep {
 	int tx_depth;
 	int in_input;                /* packets of the peers are being handled */
 	int defer_sacks;             /* fresh SACKs wait for the next batch (flush_all) */
+	unsigned flush_gen;          /* flush_all calls */
 	int crc;                     /* compute and check CRC32c */
 	int debug;                   /* SCTPE_DEBUG: say why associations end */
 	int place;                   /* in-order chunks go straight to the core's buffers */

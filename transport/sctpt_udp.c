@@ -230,13 +230,16 @@ void sctpt_udp_tx_unref(void)
 			slot_flush(t_tx, &t_tx->slot[k]);
 }
 
-/* The slot batching sel's packets on path i, or NULL; *empty gets the first free slot. */
+/* The slot batching packets to sel's peer (rail) on path i, or NULL; *empty gets the first
+ * free slot. Both directions' associations share it: a SACK leaves in the same send as the
+ * reply it waited for. */
 static struct txslot *slot_find(struct txbatch *b, struct sctpt_sel *sel, int i,
 				struct txslot **empty)
 {
 	for (int k = 0; k < TX_SLOTS; k++) {
 		struct txslot *t = &b->slot[k];
-		if (t->sel == sel && t->path == i)
+		if (t->sel && t->path == i &&
+		    (t->sel == sel || (t->sel->peer == sel->peer && t->sel->rail == sel->rail)))
 			return t;
 		if (empty && !t->sel && !*empty)
 			*empty = t;
