@@ -187,7 +187,13 @@ int sctp_progress(struct sctp_domain *d)
 
 void sctp_sleep(struct sctp_domain *d, int ms)
 {
+	/* single: the application makes no other call meanwhile; the lock keeps the domain's
+	 * thread out of the core while we are in it */
+	if (d->single)
+		SCTP_LOCK(d);
 	sctpt_wait(d->core, ms);
+	if (d->single)
+		SCTP_UNLOCK(d);
 }
 
 /*
@@ -376,6 +382,10 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	d->progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO ? FI_PROGRESS_AUTO
 									  : FI_PROGRESS_MANUAL;
 	d->threading = info->domain_attr->threading;
+	/* FI_THREAD_DOMAIN: one application thread in the domain at a time, so dom->lock may be
+	 * held while it sleeps in the core; the thread of manual progress takes dom->lock for
+	 * everything it does (automatic progress sleeps in the core beside the application) */
+	d->single = d->threading == FI_THREAD_DOMAIN && d->progress == FI_PROGRESS_MANUAL;
 	d->mr_mode = info->domain_attr->mr_mode;
 	pthread_mutex_init(&d->lock, NULL);
 	TAILQ_INIT(&d->acks);
@@ -395,6 +405,7 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	/* the parameter counts the application's bytes: a message of frag_size bytes and our
 	 * header still travel as one core fragment */
 	cfg.frag_size = sctp_params.frag_size + SCTP_HDR_LEN;
+	cfg.single_thread = d->single;
 	cfg.accept_unknown = 1; /* RDM: anyone who knows our name may send to us */
 	cfg.handler.complete = NULL; /* polled: messages wait in the core's buffers */
 	cfg.handler.events = 1;
@@ -430,6 +441,9 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 		goto fail;
 	}
 	d->thread_started = 1;
+	SCTP_INFO(FI_LOG_DOMAIN, "domain: threading %d, %s progress, core lock %s\n", d->threading,
+		  d->progress == FI_PROGRESS_AUTO ? "automatic" : "manual",
+		  d->single ? "off" : "on");
 	d->dom.fid.fclass = FI_CLASS_DOMAIN;
 	d->dom.fid.context = context;
 	d->dom.fid.ops = &domain_fi_ops;

@@ -9,9 +9,13 @@
  *   until matched, and are copied once, into the receive buffer. An fi_endpoint is an index
  *   into its domain's endpoint table and owns core context SCTP_CTX_EP + index.
  * - One lock per domain (dom->lock) guards every object of the domain (endpoints, AVs, CQs,
- *   counters, MRs): FI_THREAD_SAFE. The core and the iWARP layer have their own locks and
- *   never call back into the provider, so the core is called with dom->lock held -- except
- *   sctpt_wait, which sleeps, and is called without it.
+ *   counters, MRs): FI_THREAD_SAFE. The core and the iWARP layer never call back into the
+ *   provider, so the core is called with dom->lock held -- except sctpt_wait, which sleeps,
+ *   and is called without it, so the core keeps its own lock. Unless dom->single: the
+ *   application serializes its calls into the whole domain (FI_THREAD_DOMAIN) and the
+ *   domain's thread never sleeps in the core (manual progress), so every call into the core
+ *   is made under dom->lock, sctpt_wait included, and the core takes no lock of its own
+ *   (cfg.single_thread).
  * - Progress: sctp_progress() moves the core, takes what it completed (messages, finished
  *   sends, events, iWARP work completions) and turns it into CQ entries and counter
  *   updates. FI_PROGRESS_MANUAL: the application's CQ/counter calls run it, and a thread
@@ -67,6 +71,7 @@
 extern struct fi_provider sctp_prov;
 
 #define SCTP_WARN(subsys, ...) FI_WARN(&sctp_prov, subsys, __VA_ARGS__)
+#define SCTP_INFO(subsys, ...) FI_INFO(&sctp_prov, subsys, __VA_ARGS__)
 #define SCTP_DBG(subsys, ...) FI_DBG(&sctp_prov, subsys, __VA_ARGS__)
 
 /* ---- provider parameters (sctp_init.c) ---- */
@@ -124,6 +129,7 @@ struct sctp_domain {
 	char card[SCTPT_CARD_MAX];
 	enum fi_progress progress;   /* data progress */
 	enum fi_threading threading;
+	int single;                  /* every call into the core under dom->lock (see above) */
 	int mr_mode;
 	uint64_t caps;
 	pthread_t thread;
@@ -152,7 +158,7 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 		     void *context);
 /* Moves everything (dom->lock held); returns how many things it handled. */
 int sctp_progress(struct sctp_domain *d);
-/* Sleeps in the core up to ms (dom->lock NOT held), then progresses. */
+/* Sleeps in the core up to ms (called without dom->lock). */
 void sctp_sleep(struct sctp_domain *d, int ms);
 /* Sends one control message (SCTP_CTX_CTRL) to a core peer; dom->lock held. */
 int sctp_send_ctrl(struct sctp_domain *d, sctpt_peer_t peer, uint8_t op, uint64_t data,

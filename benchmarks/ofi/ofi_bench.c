@@ -10,12 +10,18 @@
  *   bw:  a window of 64 fi_tsend, then a 4-byte ack once the receiver has all 64; MB/s
  *        (10^6 bytes) over LOOP windows after SKIP (100/10, 20/2 above 8 KiB); 1 B .. max
  *   mr:  the bw loop's messages per second for 1 B .. 4 KiB
- * Usage: ofi_bench -p PROVIDER [-t lat,bw,mr] [-z MIN] [-m MAX] [-q SCALE] [-n NS0,NS1]
- *                  [-s A0,A1] [-c C0,C1]
+ *   idle: context switches per second of each process (all its threads; voluntary, and
+ *        involuntary: preemption by others), 5 s (times SCALE, at least 1 s) while the
+ *        application is away (sleeps), then as long while it busy-polls with nothing to
+ *        come, after one round trip (the peer is up): what a provider's own threads cost
+ * Usage: ofi_bench -p PROVIDER [-t lat,bw,mr,idle] [-z MIN] [-m MAX] [-q SCALE] [-n NS0,NS1]
+ *                  [-s A0,A1] [-c C0,C1] [-T domain|safe]
  *   -z, -m: the sizes, MIN (0) to MAX (4 MiB) by powers of two
  *   -c: process i runs on CPU Ci only (C0,C1): a loaded machine cannot put both on one CPU
  *   -n: process i enters network namespace NSi (/run/netns/NSi) first: two hosts on one
  *   -s: process i asks fi_getinfo for source address Ai (node, FI_SOURCE)
+ *   -T: the threading model asked for (FI_THREAD_DOMAIN, as Open MPI's mtl ofi without
+ *       MPI_THREAD_MULTIPLE; safe: FI_THREAD_SAFE, as with it)
  * Two references run the same loops without libfabric, to tell what a provider adds from
  * what lies beneath it:
  *   -p core: the SCTP core alone (transport/sctpt.h), used as the provider uses it -- a
@@ -45,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/uio.h>
@@ -69,6 +76,7 @@ static void *desc;
 static fi_addr_t peer;
 static char *sbuf, *rbuf;
 static struct fi_context2 ctx[2 * WINDOW + 2];
+static enum fi_threading threading = FI_THREAD_DOMAIN;
 
 #define TRY(call)                                                                             \
 	do {                                                                                  \
@@ -133,6 +141,7 @@ struct xport {
 	void (*send1)(size_t size, uint64_t tag);
 	void (*reap_rx)(int n);
 	void (*reap_tx)(int n);
+	void (*poll)(void);            /* looks once for anything that came */
 };
 
 /* ---- libfabric ---- */
@@ -149,7 +158,7 @@ static void lf_open(const char *prov, const char *src, size_t max, int fd)
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->ep_attr->type = FI_EP_RDM;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->domain_attr->threading = threading;
 	h->fabric_attr->prov_name = strdup(prov);
 	TRY(fi_getinfo(FI_VERSION(1, 17), src, NULL, src ? FI_SOURCE : 0, h, &info));
 	fi_freeinfo(h);
@@ -252,8 +261,13 @@ static void lf_reap_tx(int n)
 	reap(txcq, n);
 }
 
+static void lf_poll(void)
+{
+	fi_cq_read(rxcq, NULL, 0);
+}
+
 static const struct xport xp_fabric = {lf_open, lf_close, lf_post_recv, lf_send,
-				       lf_send1, lf_reap_rx, lf_reap_tx};
+				       lf_send1, lf_reap_rx, lf_reap_tx, lf_poll};
 
 /* ---- the SCTP core alone, polled as the provider polls it ---- */
 
@@ -360,7 +374,7 @@ static void core_send1(size_t size, uint64_t tag)
 }
 
 static const struct xport xp_core = {core_open, core_close, core_post_recv, core_send,
-				     core_send1, core_reap_rx, core_reap_tx};
+				     core_send1, core_reap_rx, core_reap_tx, core_poll};
 
 /* ---- TCP sockets: messages are (length, tag) and the payload ---- */
 
@@ -493,8 +507,15 @@ static void sock_send1(size_t size, uint64_t tag)
 	sock_send(size, tag, 0);
 }
 
+static void sock_poll(void)
+{
+	char c;
+
+	(void)!recv(sock, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+}
+
 static const struct xport xp_sock = {sock_open, sock_close, core_post_recv, sock_send,
-				     sock_send1, sock_reap_rx, sock_reap_tx};
+				     sock_send1, sock_reap_rx, sock_reap_tx, sock_poll};
 
 static const struct xport *x = &xp_fabric;
 
@@ -579,6 +600,42 @@ static void bandwidth(int rank, size_t min, size_t max, double q, int rate)
 	}
 }
 
+/* Context switches per second while the application sleeps, then while it busy-polls. */
+static void idle(int rank, double q)
+{
+	double secs = 5 * q < 1 ? 1 : 5 * q;
+
+	/* one round trip: the peer is up, its association (if any) established */
+	x->post_recv(0, TAG_DATA, 1);
+	if (rank == 0) {
+		x->send1(0, TAG_DATA);
+		x->reap_rx(1);
+	} else {
+		x->reap_rx(1);
+		x->send1(0, TAG_DATA);
+	}
+	for (int phase = 0; phase < 2; phase++) {
+		struct rusage r0, r1;
+		double t0, t1;
+		getrusage(RUSAGE_SELF, &r0); /* every thread of the process */
+		t0 = now();
+		if (phase == 0) {
+			struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
+			while (nanosleep(&ts, &ts) != 0)
+				;
+		} else {
+			while (now() - t0 < secs)
+				x->poll();
+		}
+		t1 = now();
+		getrusage(RUSAGE_SELF, &r1);
+		printf("idle %s.%d %.0f %.0f\n", phase ? "poll" : "away", rank,
+		       (double)(r1.ru_nvcsw - r0.ru_nvcsw) / (t1 - t0),
+		       (double)(r1.ru_nivcsw - r0.ru_nivcsw) / (t1 - t0));
+		fflush(stdout);
+	}
+}
+
 /* "a,b" into out[0] = "a", out[1] = "b" (both "a" without a comma). */
 static void split2(char *arg, char *out[2])
 {
@@ -615,7 +672,7 @@ int main(int argc, char **argv)
 	int c, sv[2], st[2] = {0, 0};
 	pid_t pid[2];
 
-	while ((c = getopt(argc, argv, "p:t:m:z:q:n:s:c:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:m:z:q:n:s:c:T:")) != -1) {
 		switch (c) {
 		case 'p': prov = optarg; break;
 		case 't': tests = optarg; break;
@@ -625,9 +682,10 @@ int main(int argc, char **argv)
 		case 'n': split2(optarg, ns); break;
 		case 's': split2(optarg, src); break;
 		case 'c': split2(optarg, cpu); break;
+		case 'T': threading = strcmp(optarg, "safe") ? FI_THREAD_DOMAIN : FI_THREAD_SAFE; break;
 		default:
-			fprintf(stderr, "usage: ofi_bench -p PROVIDER [-t lat,bw,mr] [-z MIN] [-m MAX] [-q F] "
-				"[-n NS0,NS1] [-s ADDR0,ADDR1] [-c CPU0,CPU1]\n");
+			fprintf(stderr, "usage: ofi_bench -p PROVIDER [-t lat,bw,mr,idle] [-z MIN] [-m MAX] "
+				"[-q F] [-n NS0,NS1] [-s ADDR0,ADDR1] [-c CPU0,CPU1] [-T domain|safe]\n");
 			return 2;
 		}
 	}
@@ -667,6 +725,8 @@ int main(int argc, char **argv)
 				bandwidth(r, min, max, q, 0);
 			if (strstr(tests, "mr"))
 				bandwidth(r, min, max, q, 1);
+			if (strstr(tests, "idle"))
+				idle(r, q);
 			xfer(fd, &go, 1, 1); /* both done before either closes */
 			xfer(fd, &go, 1, 0);
 			x->close();

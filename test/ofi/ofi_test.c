@@ -27,6 +27,9 @@ struct fi_info *ofi_hints(uint64_t caps)
 	h->ep_attr->type = FI_EP_RDM;
 	h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
 	h->fabric_attr->prov_name = strdup("sctp");
+	/* thread_domain.sh: as Open MPI asks without MPI_THREAD_MULTIPLE */
+	if (getenv("OFI_TEST_THREADING") && strcmp(getenv("OFI_TEST_THREADING"), "domain") == 0)
+		h->domain_attr->threading = FI_THREAD_DOMAIN;
 	return h;
 }
 

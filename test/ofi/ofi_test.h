@@ -43,7 +43,8 @@ struct ofi_node {
 	fi_addr_t peer, self;
 };
 
-/* Hints for the provider "sctp": RDM, caps (0: FI_MSG | FI_TAGGED | FI_DIRECTED_RECV). */
+/* Hints for the provider "sctp": RDM, caps (0: FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
+ * threading FI_THREAD_DOMAIN if OFI_TEST_THREADING=domain (else unspecified: FI_THREAD_SAFE). */
 struct fi_info *ofi_hints(uint64_t caps);
 /* Opens everything on hints (NULL: ofi_hints(0); freed here); tx_flags are the CQ bind flags added to
  * FI_TRANSMIT (e.g. FI_SELECTIVE_COMPLETION). Exits on failure. */
