@@ -220,6 +220,9 @@ int sctpc_config(struct sctpt_config *cfg, char *err, size_t errlen)
 	cfg->sack_freq = (int)v[I_SACK_FREQ];
 	cfg->udp_port_min = (uint16_t)v[I_PORT_MIN];
 	cfg->udp_port_max = (uint16_t)v[I_PORT_MAX];
+	/* below MPI_THREAD_MULTIPLE one thread at a time calls MPI, and the channel starts none
+	 * of its own (MPID_Init has set the level before the channel's init runs) */
+	cfg->single_thread = MPIR_ThreadInfo.thread_provided != MPI_THREAD_MULTIPLE;
 	/* completions are read by the progress engine under MPICH's lock (sctpt_cq_read) */
 	cfg->handler.complete = NULL;
 	cfg->handler.recv_buf = sctpc_rndv_buf;

@@ -11,7 +11,7 @@ for np in 2 4 8; do
 	ref=$(run_on "$SCTP" "$np" "$(hybrid_prog btl_osc "$SCTP")" $max) ||
 		{ echo "$ref"; die "btl_osc on $np ranks over ch3:sctp failed"; }
 	want=$(echo "$ref" | grep '^CHECK')
-	[ "$(echo "$want" | wc -l)" -eq 7 ] || { echo "$ref"; die "ch3:sctp printed $(echo "$want" | wc -l) checks, not 7"; }
+	[ "$(echo "$want" | wc -l)" -ge 7 ] || { echo "$ref"; die "ch3:sctp printed $(echo "$want" | wc -l) checks, fewer than 7"; }
 	out=$(MPICH_HYBRID_STATS=1 run_on "$HYB" "$np" "$(hybrid_prog btl_osc "$HYB")" $max) ||
 		{ echo "$out"; die "btl_osc on $np ranks over ch3:hybrid failed"; }
 	[ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
