@@ -19,6 +19,8 @@
 #                      in dir (LD_LIBRARY_PATH; a copy of an earlier build's install/lib), so
 #                      that a change is measured against the build before it in the same run
 #   DEBIAN=0      leave Debian's MPICH out
+#   SHM=1         ch3:sctp (and before) with the core's shared memory between the ranks
+#                 (SCTPT_SHM=1; default 0: SCTP over loopback)
 #   BIND=x        Hydra's -bind-to x for every run (e.g. core: one rank per CPU; user:0,0: both
 #                 on CPU 0). Unbound, the scheduler decides per run, and on a VM a wake-up on
 #                 another vCPU costs tens of us more than one on the same vCPU: latencies
@@ -35,6 +37,7 @@ tests=${TESTS:-latency bw bibw allreduce}
 max=${MAX:-4194304}
 np_coll=${NP_COLL:-4}
 read -r -a sctp_env <<<"${SCTP_ENV:-}"
+shm=${SHM:-0}
 
 declare -A mpicc mpiexec
 for dev in sctp sock; do
@@ -63,8 +66,8 @@ run() { # STACK TEST NP: one run, its output in raw/
 	local s=$1 t=$2 np=$3 rep=$4 env=()
 	local bin=$s
 	case $s in
-	sctp) env=(SCTPT_SHM=0 "${sctp_env[@]}") ;;
-	before) env=(SCTPT_SHM=0 LD_LIBRARY_PATH="$BEFORE_LIB" "${sctp_env[@]}") bin=sctp ;;
+	sctp) env=(SCTPT_SHM="$shm" "${sctp_env[@]}") ;;
+	before) env=(SCTPT_SHM="$shm" LD_LIBRARY_PATH="$BEFORE_LIB" "${sctp_env[@]}") bin=sctp ;;
 	debian) env=(UCX_TLS=self,tcp) ;;
 	esac
 	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$bin]}" -launcher fork ${BIND:+-bind-to "$BIND"} -n "$np" \
@@ -76,7 +79,7 @@ if [ -n "${BEFORE_LIB:-}" ]; then
 	[ -f "$BEFORE_LIB/libmpi.so.12" ] || { echo "compare.sh: no libmpi.so.12 in $BEFORE_LIB" >&2; exit 2; }
 	stacks="$stacks before"
 fi
-declare -A what=([sctp]="sctp: ch3:sctp (SCTP core, SCTPT_SHM=0)" [sock]="sock: ch3:sock (TCP)"
+declare -A what=([sctp]="sctp: ch3:sctp (SCTP core, SCTPT_SHM=$shm)" [sock]="sock: ch3:sock (TCP)"
 	[debian]="debian: Debian's MPICH (ch4:ucx, UCX_TLS=self,tcp)"
 	[before]="before: ch3:sctp with ${BEFORE_LIB:-}/libmpi.so.12")
 names=
