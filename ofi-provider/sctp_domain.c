@@ -13,14 +13,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-static uint64_t now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
 int (*sctp_core_open)(const struct sctpt_config *cfg, struct sctpt_ep **ep) = sctpt_open;
 
 int sctp_errno(int e)
@@ -170,7 +162,10 @@ int sctp_progress(struct sctp_domain *d)
 	struct sctpt_cqe c[32];
 	int n, total = 0;
 
-	atomic_store(&d->last_progress, now_us());
+	/* under dom->lock: no other writer */
+	atomic_store_explicit(&d->progressed,
+			      atomic_load_explicit(&d->progressed, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	total += sctpt_progress(d->core) > 0;
 	do {
 		n = sctpt_cq_read(d->core, 0, c, 32);
@@ -199,31 +194,42 @@ void sctp_sleep(struct sctp_domain *d, int ms)
 /*
  * The domain's thread. FI_PROGRESS_AUTO: it sleeps in the core and progresses everything,
  * so completions appear while the application computes. FI_PROGRESS_MANUAL: SCTP lives in
- * this process (the core's engine), so its handshakes, retransmissions, acknowledgements and timers
- * stop when the application stops calling the provider; a send the provider called complete
- * could then never leave. The thread moves the core (sctpt_progress: packets and timers;
- * completions wait for the application) whenever the application has not done so for
- * SCTP_IDLE_US, and stays out of its way otherwise.
+ * this process (the core's engine), so its handshakes, retransmissions, acknowledgements and
+ * timers stop when the application stops calling the provider; a send the provider called
+ * complete could then never leave, and a peer whose data goes unacknowledged for seconds
+ * declares us lost. The thread naps SCTP_AWAY_MS at a time and does nothing while the
+ * application progressed meanwhile; once it did not, the thread progresses in its place
+ * (trylock: never in the application's way): sleeping in the core until packets or a timer
+ * want it, or, when the core has no lock of its own (dom->single), once per nap under
+ * dom->lock.
  */
-#define SCTP_IDLE_US 1000
+#define SCTP_AWAY_MS 10
 
 static void *progress_thread(void *arg)
 {
 	struct sctp_domain *d = arg;
-	struct timespec nap = {0, SCTP_IDLE_US * 1000L};
+	struct timespec nap = {0, SCTP_AWAY_MS * 1000000L};
+	unsigned seen = atomic_load_explicit(&d->progressed, memory_order_relaxed), now;
+	int away = 0;
 
 	while (!atomic_load(&d->stop)) {
 		if (d->progress == FI_PROGRESS_AUTO) {
-			sctpt_wait(d->core, 10);
+			sctpt_wait(d->core, SCTP_AWAY_MS);
 			SCTP_LOCK(d);
 			sctp_progress(d);
 			SCTP_UNLOCK(d);
 			continue;
 		}
-		nanosleep(&nap, NULL);
-		if (now_us() - atomic_load(&d->last_progress) >= SCTP_IDLE_US &&
-		    pthread_mutex_trylock(&d->lock) == 0) {
+		if (away && !d->single)
+			sctpt_wait(d->core, SCTP_AWAY_MS);
+		else
+			nanosleep(&nap, NULL);
+		now = atomic_load_explicit(&d->progressed, memory_order_relaxed);
+		away = now == seen;
+		seen = now;
+		if (away && pthread_mutex_trylock(&d->lock) == 0) {
 			sctp_progress(d);
+			seen = atomic_load_explicit(&d->progressed, memory_order_relaxed);
 			SCTP_UNLOCK(d);
 		}
 	}

@@ -135,7 +135,8 @@ struct sctp_domain {
 	pthread_t thread;
 	atomic_int stop;
 	int thread_started;
-	atomic_uint_fast64_t last_progress; /* when the application last progressed (us) */
+	atomic_uint progressed;      /* sctp_progress calls so far: the thread sees the
+				      * application at work by this moving */
 	struct sctp_ep *eps[SCTP_MAX_EPS];
 	atomic_int refs;             /* objects opened on the domain */
 	TAILQ_HEAD(, sctp_tx) acks;  /* sends waiting for their delivery acknowledgement */

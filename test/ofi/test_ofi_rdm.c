@@ -3,8 +3,8 @@
  * libfabric's own suite probes an RDM provider: messages of every size with data checks,
  * tags with ignore bits, directed receives, remote CQ data, unexpected messages, peek/claim/
  * discard, cancel, truncation, multi-receive buffers, counters, selective completion,
- * delivery-complete sends, sends to oneself, fi_cq_sread, wait sets, automatic progress and a
- * peer that closes.
+ * delivery-complete sends, sends to oneself, fi_cq_sread, wait sets, a process away from
+ * manual progress, automatic progress and a peer that closes.
  */
 #include "ofi_test.h"
 #include "common/sm_check.h"
@@ -460,6 +460,51 @@ static int t_self(int rank, int fd)
 	return sm_check_failures;
 }
 
+/* FI_PROGRESS_MANUAL with the application away: a process that makes no call for longer than
+ * an SCTP peer lets its data go unacknowledged before it declares the association lost keeps
+ * its associations (its domain's thread answers for it), and what was sent to it meanwhile,
+ * more than fits in flight, arrives intact. SCTP associations only (FI_SCTP_SHM=0): same-host
+ * rings have no timers. */
+#define AWAY_S 6
+static int t_away(int rank, int fd)
+{
+	const char *shm = getenv("FI_SCTP_SHM");
+	size_t len = 4 << 20;
+	char *buf;
+	struct ofi_node n;
+	struct fi_cq_tagged_entry e;
+
+	if (!shm || strcmp(shm, "0") != 0)
+		return 0;
+	buf = malloc(len);
+	REQUIRE(buf);
+	ofi_node_open(&n, NULL, 0);
+	ofi_swap_names(&n, fd);
+	if (rank == 0) {
+		ofi_sync(fd);
+		sleep(AWAY_S);
+		memset(buf, 0, len);
+		CHECK_EQ(fi_trecv(n.ep, buf, len, NULL, FI_ADDR_UNSPEC, TAG_A, 0, buf), 0);
+		CHECK(wait_ok(n.rxcq, &e));
+		CHECK_EQ(e.len, len);
+		CHECK(ofi_check(buf, len, 7) == 0);
+		CHECK_EQ(fi_tsend(n.ep, "back", 5, NULL, n.peer, TAG_A, &e), 0);
+		CHECK(wait_ok(n.txcq, &e));
+	} else {
+		ofi_fill(buf, len, 7);
+		ofi_sync(fd);
+		CHECK_EQ(fi_tsend(n.ep, buf, len, NULL, n.peer, TAG_A, &e), 0);
+		CHECK(wait_ok(n.txcq, &e));
+		CHECK_EQ(fi_trecv(n.ep, buf, len, NULL, FI_ADDR_UNSPEC, TAG_A, 0, buf), 0);
+		CHECK(wait_ok(n.rxcq, &e));
+		CHECK(strcmp(buf, "back") == 0);
+	}
+	ofi_sync(fd);
+	ofi_node_close(&n);
+	free(buf);
+	return sm_check_failures;
+}
+
 /* FI_PROGRESS_AUTO: a delivery-complete send completes while the target computes (sleeps
  * without calling libfabric); its receive is there when it looks. */
 static int t_auto_progress(int rank, int fd)
@@ -602,6 +647,7 @@ int main(int argc, char **argv)
 	RUN_PAIR(t_completion);
 	RUN_PAIR(t_sread);
 	RUN_PAIR(t_self);
+	RUN_PAIR(t_away);
 	RUN_PAIR(t_auto_progress);
 	RUN_PAIR(t_peer_gone);
 	ofi_killed_rank = 1;
