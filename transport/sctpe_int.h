@@ -318,7 +318,7 @@ int sctpe_out_init(struct sctpe_assoc *a);
 void sctpe_out_fini(struct sctpe_assoc *a);
 /* A buffer for the next message of len bytes, built in place by the core and then queued by
  * sctpe_out_queue without a copy; NULL if the send buffer is full. */
-void *sctpe_out_stage(struct sctpe_assoc *a, size_t len);
+void *sctpe_out_stage(struct sctpe_assoc *a, size_t len, int *full);
 /* Bytes the association holds for sending at most (see sctpe_out.c). */
 size_t sctpe_out_limit(const struct sctpe_assoc *a);
 /* One message: 0, -EAGAIN (the send buffer is full), < 0. */

@@ -188,14 +188,17 @@ int sctpe_out_queue(struct sctpe_assoc *a, uint16_t sid, const void *buf, size_t
 	return 0;
 }
 
-void *sctpe_out_stage(struct sctpe_assoc *a, size_t len)
+void *sctpe_out_stage(struct sctpe_assoc *a, size_t len, int *full)
 {
+	int rc;
 	if (a->staged) {
 		sctpe_buf_put(a->e->opool, a->staged, a->staged->cls);
 		a->staged = NULL;
 	}
-	if (queue_check(a, 0, len) != 0 || !(a->staged = omsg_new(a, len)))
+	if ((rc = queue_check(a, 0, len)) != 0 || !(a->staged = omsg_new(a, len))) {
+		*full = rc == -EAGAIN;
 		return NULL;
+	}
 	a->staged_cap = len;
 	return a->staged->data;
 }

@@ -450,8 +450,9 @@ struct sctpt_backend {
 	void (*forget)(struct sctpt_ep *ep, struct sctpt_peer *p);
 	/* Optional: where the core builds the next message (len bytes) for send on p's
 	 * association: an engine's buffer that send then takes as it is, without a copy; NULL
-	 * (or no such op): ep->txbuf, copied by send. */
-	void *(*send_buf)(struct sctpt_ep *ep, struct sctpt_peer *p, size_t len);
+	 * (or no such op): ep->txbuf, copied by send; *full set when send would say -EAGAIN
+	 * (the message is not built, to be built again later). */
+	void *(*send_buf)(struct sctpt_ep *ep, struct sctpt_peer *p, size_t len, int *full);
 	/* One SCTP message on p's association (r NULL) or rail r's: 0, -EAGAIN (full), < 0. */
 	int (*send)(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_st *r,
 		    uint16_t stream, const void *buf, size_t len);

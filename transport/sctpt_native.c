@@ -101,11 +101,12 @@ static int n_send(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_rail_s
 	return sctpe_out_queue(a, stream, buf, len);
 }
 
-static void *n_send_buf(struct sctpt_ep *ep, struct sctpt_peer *p, size_t len)
+static void *n_send_buf(struct sctpt_ep *ep, struct sctpt_peer *p, size_t len, int *full)
 {
 	struct sctpe_assoc **slot = sctpe_slot(eng(ep), p, -1, 0);
 	struct sctpe_assoc *a = slot ? live(*slot) : NULL;
-	return a ? sctpe_out_stage(a, len) : NULL;
+	*full = 0;
+	return a ? sctpe_out_stage(a, len, full) : NULL;
 }
 
 static int n_recv(struct sctpt_ep *ep, void *buf, size_t len, struct sctpt_peer **peer,

@@ -157,7 +157,10 @@ static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
 	} else {
 		uint64_t left = m->hdr.msg_len - m->hdr.offset;
 		size_t want = SCTPT_HDR_LEN + (left > ep->tx_frag ? ep->tx_frag : left);
-		uint8_t *dst = ep->be->send_buf ? ep->be->send_buf(ep, p, want) : NULL;
+		int full = 0;
+		uint8_t *dst = ep->be->send_buf ? ep->be->send_buf(ep, p, want, &full) : NULL;
+		if (full)
+			return 0; /* not built only to be thrown away */
 		if (!dst)
 			dst = ep->txbuf;
 		len = build_fragment(ep, m, dst);
