@@ -308,20 +308,10 @@ static int place(struct sctpe_assoc *a, const struct sctpe_data *d)
 		place_drain(a, is);
 		return 1;
 	}
-	if ((d->flags & (SCTPE_DATA_B | SCTPE_DATA_E)) == (SCTPE_DATA_B | SCTPE_DATA_E)) {
-		/* a message in one chunk (a core fragment that fills a packet) goes straight to
-		 * the core's buffer too, when it is large enough for a copy to matter */
-		if (!a->e->place || d->len < PLACE_WHOLE_MIN || d->mid != is->next_mid ||
-		    is->queued || !a->peer)
-			return 0;
-		if (!sctpt_rx_place_begin(a->e->ep, &is->pl, a->peer, d->sid, d->payload, d->len))
-			return 0;
-		a->e->st.placed++;
-		sctpt_rx_place_end(a->e->ep, &is->pl);
-		release_held(a, is);
-		return 1;
-	}
-	if (!a->e->place || (d->flags & (SCTPE_DATA_B | SCTPE_DATA_E)) != SCTPE_DATA_B ||
+	/* a message in one chunk (a core fragment that fills a packet) is placed too, when it is
+	 * large enough for a copy to matter */
+	int whole = (d->flags & (SCTPE_DATA_B | SCTPE_DATA_E)) == (SCTPE_DATA_B | SCTPE_DATA_E);
+	if (!a->e->place || !(d->flags & SCTPE_DATA_B) || (whole && d->len < PLACE_WHOLE_MIN) ||
 	    d->mid != is->next_mid || is->queued || !a->peer)
 		return 0;
 	if (a->idata && is->head && is->head->mid == d->mid && (is->head->flags & SCTPE_DATA_B))
@@ -329,6 +319,11 @@ static int place(struct sctpe_assoc *a, const struct sctpe_data *d)
 	if (!sctpt_rx_place_begin(a->e->ep, &is->pl, a->peer, d->sid, d->payload, d->len))
 		return 0;
 	a->e->st.placed++;
+	if (whole) {
+		sctpt_rx_place_end(a->e->ep, &is->pl);
+		release_held(a, is);
+		return 1;
+	}
 	is->placing = 1;
 	is->pl_next = a->idata ? 1 : d->tsn + 1;
 	place_drain(a, is);
