@@ -238,8 +238,7 @@ static struct txslot *slot_find(struct txbatch *b, struct sctpt_sel *sel, int i,
 {
 	for (int k = 0; k < TX_SLOTS; k++) {
 		struct txslot *t = &b->slot[k];
-		if (t->sel && t->path == i &&
-		    (t->sel == sel || (t->sel->peer == sel->peer && t->sel->rail == sel->rail)))
+		if (t->sel && t->path == i && t->sel->peer == sel->peer && t->sel->rail == sel->rail)
 			return t;
 		if (empty && !t->sel && !*empty)
 			*empty = t;
