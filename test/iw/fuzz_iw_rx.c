@@ -3,10 +3,11 @@
  * is a series of records [sel:1][tag:1][len:2 big-endian][bytes], each injected into the core
  * as one received SCTP message (envelope: the RNIC's context, the tag, unordered) that
  * sctpt_progress hands to the RNIC's handler: a segment for a connected QP whose PD owns a
- * registered region (STag 0x101, remote read/write/atomic) and a local-write-only region
- * (STag 0x202, with two receives posted into it); a region of another PD is STag 0x303. sel
- * bit 0: the message goes to another (unknown) QP number; bit 1: tagged offsets in the bytes
- * are relative to the first region (the target adds its address, so inputs reach placement).
+ * registered region (STag 0x101, remote read/write/atomic, Read Responses sent from it in
+ * place) and a local-write-only region (STag 0x202, with two receives posted into it); a
+ * region of another PD is STag 0x303. sel bit 0: the message goes to another (unknown) QP
+ * number; bit 1: tagged offsets in the bytes are relative to the first region (the target
+ * adds its address, so inputs reach placement).
  * A message that starts with IW_BUNDLE_MARK is a bundle of segments.
  * Every byte outside the regions must stay untouched, and nothing may crash. The endpoint has
  * no sockets: whatever the RNIC answers fails to send, which fails the QP, as a lost peer would.
@@ -83,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	qa.send_cq = qa.recv_cq = cq;
 	if (iw_reg_mr(pd, mem[0] + GUARD, AREA, IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE |
-		      IW_ACCESS_REMOTE_ATOMIC | IW_ACCESS_LOCAL_WRITE, &st[0]) ||
+		      IW_ACCESS_REMOTE_ATOMIC | IW_ACCESS_LOCAL_WRITE | IW_ACCESS_READ_IN_PLACE,
+		      &st[0]) ||
 	    iw_reg_mr(pd, mem[1] + GUARD, AREA, IW_ACCESS_LOCAL_WRITE, &st[1]) ||
 	    iw_reg_mr(pd2, mem[2] + GUARD, AREA, IW_ACCESS_REMOTE_WRITE, &st[2]) ||
 	    iw_qp_create(pd, &qa, &qp) || iw_qp_connect(qp, peer, 1))
@@ -117,7 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		;
 	iw_qp_destroy(qp);
 	for (int i = 0; i < 3; i++)
-		iw_dereg_mr(rn, st[i]);
+		if (iw_dereg_mr(rn, st[i]))
+			__builtin_trap(); /* nothing is left in flight: every send failed */
 	if (iw_cq_destroy(cq) || iw_pd_free(pd) || iw_pd_free(pd2))
 		__builtin_trap();
 	iw_close(rn);

@@ -85,6 +85,7 @@ static inline void wait_wc(struct rank_ctx *rc, struct iw_cq *cq, struct iw_wc *
 }
 
 static int defer_mode; /* open_rnic: attr.defer_tx */
+static int dereg_wait; /* open_rnic: attr.dereg_wait_ms, if not 0 */
 
 static void open_rnic(struct rank_ctx *rc, int threaded, size_t seg)
 {
@@ -92,6 +93,8 @@ static void open_rnic(struct rank_ctx *rc, int threaded, size_t seg)
 	iw_rnic_attr_init(&a);
 	a.progress_thread = threaded;
 	a.defer_tx = defer_mode;
+	if (dereg_wait)
+		a.dereg_wait_ms = dereg_wait;
 	if (seg)
 		a.seg_size = seg;
 	thread_mode = threaded;

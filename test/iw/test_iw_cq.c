@@ -9,6 +9,10 @@
  *    in error (nothing was outstanding on the wire: only the core's event can tell).
  *  - A peer that dies (SIGKILL): rank 0's Read, sent to the dead peer, completes with
  *    IW_WC_PEER_LOST and its receives come back flushed.
+ *  - A reader that dies while Read Responses sent in place from the target's region
+ *    (IW_ACCESS_READ_IN_PLACE) are queued in the target's core: the target's iw_dereg_mr
+ *    returns 0 once the core has dropped them (the peer declared lost), and the memory is
+ *    overwritten and freed (ASan: nothing reads it afterwards). Over SCTP and the rings.
  * Each part runs with the caller driving progress and with the RNIC's progress thread.
  */
 #include "iw_test.h"
@@ -250,6 +254,72 @@ static int body_killed(struct rank_ctx *rc, int threaded)
 	return 0;
 }
 
+/* Rank 1 kills rank 0 while the core holds most of the 24 MiB it is reading from rank 1. */
+#define DREG (24u << 20)
+
+static int body_reader_killed(struct rank_ctx *rc, int threaded)
+{
+	struct iw_pd *pd;
+	struct iw_cq *cq;
+	struct {
+		int32_t pid;
+		uint32_t stag;
+		uint64_t addr;
+	} me, peer;
+	unsigned char *buf = malloc(DREG);
+	CHECK(buf, "malloc");
+	open_rnic(rc, threaded, 0);
+	CHECK(iw_pd_alloc(rn, &pd) == 0 && iw_cq_create(rn, 0, &cq) == 0, "pd/cq");
+	struct iw_qp *qp = make_qp(rc, pd, cq, cq);
+	unsigned acc = rc->rank == 1 ? IW_ACCESS_REMOTE_READ | IW_ACCESS_READ_IN_PLACE
+				     : IW_ACCESS_LOCAL_WRITE;
+	CHECK(iw_reg_mr(pd, buf, DREG, acc, &me.stag) == 0, "reg: %s", iw_last_error());
+	me.pid = (int32_t)getpid();
+	me.addr = (uint64_t)(uintptr_t)buf;
+	if (rc->rank == 0) {
+		ctl_send(rc, &me, sizeof(me));
+		ctl_recv(rc, &peer, sizeof(peer));
+		struct iw_sge sge = {buf, DREG, me.stag};
+		struct iw_send_wr rd = {.wr_id = 5, .opcode = IW_WR_READ, .sg_list = &sge,
+					.num_sge = 1, .remote_stag = peer.stag,
+					.remote_to = peer.addr};
+		CHECK(iw_post_send(qp, &rd) == 0, "post read: %s", iw_last_error());
+		while (sctpt_pending(rc->ep, -1))
+			pump(rc);
+		for (;;)
+			sleep(1); /* no progress (but its thread's) until rank 1 kills us */
+	}
+	fill_pattern(buf, DREG, 99);
+	ctl_recv(rc, &peer, sizeof(peer));
+	ctl_send(rc, &me, sizeof(me));
+	uint64_t nseg = (DREG + 60 * 1024 - 1) / (60 * 1024);
+	struct iw_rnic_stats st;
+	do {
+		pump(rc);
+		iw_rnic_stats(rn, &st);
+	} while (st.rsp_in_place < nseg);
+	CHECK(kill(peer.pid, SIGKILL) == 0, "kill rank 0");
+	wait_dead(peer.pid);
+	double t0 = now();
+	int rc1 = iw_dereg_mr(rn, me.stag); /* waits up to 10 s: the peer is lost before */
+	CHECK(rc1 == 0, "dereg after the reader died: %d (%s)", rc1, iw_last_error());
+	memset(buf, 0xee, DREG);
+	free(buf);
+	iw_rnic_stats(rn, &st);
+	/* rank 0 never acknowledged more than its windows: the core held the rest */
+	CHECK(threaded || st.dereg_waits == 1, "dereg did not wait");
+	double t = now() - t0;
+	for (int i = 0; i < 5000 && iw_qp_state(qp, NULL, NULL) != IW_QPS_ERROR; i++)
+		pump(rc);
+	CHECK(iw_qp_state(qp, NULL, NULL) == IW_QPS_ERROR, "QP to a dead reader not in error");
+	printf("rank 1 (%s): reader killed with %llu segments sent in place: dereg returned "
+	       "after %.1f s%s\n", threaded ? "progress thread" : "caller progress",
+	       (unsigned long long)nseg, t, st.dereg_waits ? " (waited)" : "");
+	iw_close(rn);
+	rn = NULL;
+	return 0;
+}
+
 int main(void)
 {
 	struct sctpt_config cfg;
@@ -267,5 +337,11 @@ int main(void)
 	 * which fails the QP before the receives to be flushed are posted */
 	cfg.shm = 0;
 	harness_killed_rank = 1;
-	return iw_test_run_cfg(body_killed, 60, &cfg);
+	if (iw_test_run_cfg(body_killed, 60, &cfg) != 0)
+		return 1;
+	harness_killed_rank = 0;
+	if (iw_test_run_cfg(body_reader_killed, 60, &cfg) != 0)
+		return 1;
+	cfg.shm = 1; /* the rings: the reader's end of the socket tells at once */
+	return iw_test_run_cfg(body_reader_killed, 60, &cfg);
 }

@@ -8,12 +8,20 @@
  * another context during the transfers; 200 small Writes in a row then a Send (they go in
  * bundles: several segments per core message), the receiver checking every one. Run with the
  * caller driving progress and with the RNIC's own progress thread, each with segments handed
- * to the core at posting and deferred to progress (attr.defer_tx).
+ * to the core at posting and deferred to progress (attr.defer_tx); with deferred posting,
+ * rank 1's region is IW_ACCESS_READ_IN_PLACE (its Read Responses leave from the buffer).
+ * Then a deregistration while Read Responses sent in place are still held by the core: rank 1
+ * serves a 24 MiB Read from such a region while rank 0 does not progress; its iw_dereg_mr must
+ * not return 0 until the core let go (-EBUSY after its wait), and once it has, the memory is
+ * overwritten and freed while the Read completes at rank 0 with every byte right (ASan: no
+ * use after free); over SCTP and over the same-host rings, the second time with rank 1's QP
+ * destroyed first.
  */
 #include "iw_test.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #define BIG (64u << 20)
 #define OFF 3 /* odd placement offset */
@@ -181,6 +189,8 @@ static int body(struct rank_ctx *rc, int threaded)
 	CHECK(iw_qp_destroy(named) == 0, "destroy named qp");
 	unsigned acc = rc->rank == 1 ? IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE | IW_ACCESS_LOCAL_WRITE
 				     : IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE;
+	if (rc->rank == 1 && defer_mode)
+		acc |= IW_ACCESS_READ_IN_PLACE;
 	CHECK(iw_reg_mr(pd, buf, BIG + 2 * OFF, acc, &stag) == 0, "reg: %s", iw_last_error());
 	uint32_t nin, nout;
 	CHECK(iw_reg_mr(pd, note_in, sizeof(note_in), IW_ACCESS_LOCAL_WRITE, &nin) == 0, "reg in");
@@ -395,9 +405,13 @@ static int body(struct rank_ctx *rc, int threaded)
 	struct iw_rnic_stats st;
 	iw_rnic_stats(rn, &st);
 	printf("rank %d: %llu segments sent, %llu received, %llu held for their fence, %llu "
-	       "bundles sent%s\n", rc->rank, (unsigned long long)st.segs_sent,
-	       (unsigned long long)st.segs_recv, (unsigned long long)st.held,
-	       (unsigned long long)st.bundles, defer_mode ? " (deferred posting)" : "");
+	       "bundles sent, %llu Read Response segments in place%s\n", rc->rank,
+	       (unsigned long long)st.segs_sent, (unsigned long long)st.segs_recv,
+	       (unsigned long long)st.held, (unsigned long long)st.bundles,
+	       (unsigned long long)st.rsp_in_place, defer_mode ? " (deferred posting)" : "");
+	/* rank 1 answered reads of up to 64 MiB: in place exactly when its region says so */
+	CHECK(rc->rank == 0 || (st.rsp_in_place > 0) == defer_mode,
+	      "%llu Read Response segments sent in place", (unsigned long long)st.rsp_in_place);
 	/* deferred posting: the 200 Writes (rank 0) or the answers to the 200 Reads (rank 1)
 	 * went out together */
 	CHECK(!defer_mode || rc->rank == 1 || st.bundles > 0, "no bundles with deferred posting");
@@ -408,10 +422,116 @@ static int body(struct rank_ctx *rc, int threaded)
 	return 0;
 }
 
+/* A deregistration while Read Responses sent in place are still queued in the core. */
+/* 410 segments of 60 KiB: all cut at once (512 slots), far more than the core can hand to
+ * SCTP or a ring while the reader does not progress */
+#define DREG (24u << 20)
+#define DREG_WAIT 100    /* ms: attr.dereg_wait_ms */
+
+static int *go;          /* shared by the two processes: rank 0 progresses again once set */
+static int destroy_qp;   /* rank 1 destroys its QP before deregistering */
+
+static int dereg_body(struct rank_ctx *rc, int threaded)
+{
+	struct iw_pd *pd;
+	struct iw_cq *cq;
+	struct iw_wc wc;
+	struct region src;
+	dereg_wait = DREG_WAIT;
+	open_rnic(rc, threaded, 0);
+	CHECK(iw_pd_alloc(rn, &pd) == 0 && iw_cq_create(rn, 0, &cq) == 0, "pd/cq");
+	struct iw_qp *qp = make_qp(rc, pd, cq, cq);
+	unsigned char *buf = malloc(DREG);
+	CHECK(buf, "malloc");
+	if (rc->rank == 1) {
+		fill_pattern(buf, DREG, 4242);
+		CHECK(iw_reg_mr(pd, buf, DREG, IW_ACCESS_REMOTE_READ | IW_ACCESS_READ_IN_PLACE,
+				&src.stag) == 0, "reg: %s", iw_last_error());
+		src.addr = (uint64_t)(uintptr_t)buf;
+		src.len = DREG;
+		ctl_send(rc, &src, sizeof(src));
+		uint64_t nseg = (DREG + 60 * 1024 - 1) / (60 * 1024);
+		struct iw_rnic_stats st;
+		do {
+			pump(rc);
+			iw_rnic_stats(rn, &st);
+		} while (st.rsp_in_place < nseg);
+		CHECK(st.rsp_in_place == nseg, "%llu segments in place, want %llu",
+		      (unsigned long long)st.rsp_in_place, (unsigned long long)nseg);
+		if (destroy_qp)
+			CHECK(iw_qp_destroy(qp) == 0, "qp destroy");
+		int rc1 = iw_dereg_mr(rn, src.stag), tries = 1;
+		/* rank 0 is not progressing (unless its own thread does): the core still holds
+		 * most of the Read's segments, and may read them from buf for a while */
+		CHECK(threaded || rc1 == -EBUSY, "dereg with segments held: %d, want -EBUSY", rc1);
+		CHECK(rc1 == 0 || iw_stag_valid(rn, src.stag) == 0,
+		      "region still valid after -EBUSY");
+		__atomic_store_n(go, 1, __ATOMIC_RELEASE);
+		while (rc1 == -EBUSY && tries++ < 300)
+			rc1 = iw_dereg_mr(rn, src.stag);
+		CHECK(rc1 == 0, "dereg after %d tries: %d (%s)", tries, rc1, iw_last_error());
+		iw_rnic_stats(rn, &st);
+		CHECK(st.dereg_waits >= 1, "dereg did not wait");
+		memset(buf, 0xee, DREG); /* what a read from here from now on would send */
+		free(buf);
+		buf = NULL;
+		uint32_t done;
+		ctl_recv(rc, &done, 4);
+		printf("rank 1 (%s%s): deregistered after %d call(s), %llu waited\n",
+		       threaded ? "progress thread" : "caller progress",
+		       destroy_qp ? ", QP destroyed first" : "", tries,
+		       (unsigned long long)st.dereg_waits);
+	} else {
+		uint32_t stag, done = 1;
+		CHECK(iw_reg_mr(pd, buf, DREG, IW_ACCESS_LOCAL_WRITE, &stag) == 0, "reg");
+		memset(buf, 0, DREG);
+		ctl_recv(rc, &src, sizeof(src));
+		struct iw_sge sge = {buf, DREG, stag};
+		struct iw_send_wr rd = {.wr_id = 5, .opcode = IW_WR_READ, .sg_list = &sge,
+					.num_sge = 1, .remote_stag = src.stag,
+					.remote_to = src.addr};
+		CHECK(iw_post_send(qp, &rd) == 0, "post read: %s", iw_last_error());
+		while (sctpt_pending(rc->ep, -1)) /* the Read Request has left */
+			pump(rc);
+		/* no progress until rank 1 has tried to deregister (its own thread does some) */
+		for (int i = 0; !threaded && i < 30000 && !__atomic_load_n(go, __ATOMIC_ACQUIRE);
+		     i++)
+			usleep(1000);
+		CHECK(threaded || __atomic_load_n(go, __ATOMIC_ACQUIRE), "rank 1 never tried");
+		wait_wc(rc, cq, &wc);
+		CHECK(wc.status == IW_WC_SUCCESS && wc.wr_id == 5 && wc.byte_len == DREG,
+		      "read: status %d, %u bytes", wc.status, wc.byte_len);
+		CHECK(check_pattern(buf, DREG, 4242) == 0, "read: data differs");
+		ctl_send(rc, &done, 4);
+		CHECK(iw_qp_destroy(qp) == 0, "qp destroy");
+	}
+	close_rnic(rc);
+	free(buf);
+	return 0;
+}
+
+static int dereg_runs(void)
+{
+	struct sctpt_config cfg;
+	go = mmap(NULL, sizeof(*go), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(go != MAP_FAILED, "mmap");
+	*go = 0;
+	if (iw_test_run(dereg_body, 60) != 0) /* same host: the rings */
+		return 1;
+	*go = 0;
+	destroy_qp = 1;
+	sctpt_config_init(&cfg);
+	cfg.shm = 0;
+	return iw_test_run_cfg(dereg_body, 60, &cfg);
+}
+
 int main(void)
 {
 	if (iw_test_run(body, 50) != 0)
 		return 1;
 	defer_mode = 1;
-	return iw_test_run(body, 50);
+	if (iw_test_run(body, 50) != 0)
+		return 1;
+	defer_mode = 0;
+	return dereg_runs();
 }

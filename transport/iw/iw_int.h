@@ -29,6 +29,7 @@ struct iw_mr {
 	struct iw_pd *pd;
 	uint64_t base, len;
 	unsigned access;
+	unsigned inflight;    /* Read Response segments sent from it that the core may still read */
 };
 
 struct iw_pd {
@@ -122,6 +123,7 @@ struct iw_slot {
 	struct iovec iov[1 + IW_MAX_SGE];
 	uint8_t hdr[IW_SLOT_HDR];
 	void *buf;            /* payload copy this slot owns (Read Responses), or NULL */
+	struct iw_mr *mr;     /* or the region its payload lies in (IW_ACCESS_READ_IN_PLACE) */
 	int pooled;           /* buf is seg_size bytes from the RNIC's pool */
 	struct iw_slot *bnext; /* the next slot of its bundle (one core message, one completion) */
 	uint8_t blen[4];      /* its length inside a bundle */
@@ -141,6 +143,7 @@ struct iw_rnic {
 	int handler;          /* our handler's id on the endpoint */
 	struct iw_slot *slots, *free_slots, *outq, *outq_tail;
 	unsigned slots_busy;
+	unsigned in_place;    /* of those, Read Responses sent from their region */
 	void *rsp_pool[IW_RSP_POOL];
 	unsigned rsp_pooled;
 	int flushing;         /* a thread is in iw_flush's loop */
@@ -155,6 +158,7 @@ void iw_slot_queue(struct iw_rnic *r, struct iw_slot *s);
 void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status);
 void *iw_rsp_buf(struct iw_rnic *r, struct iw_slot *s, size_t n); /* s->buf for n bytes */
 void iw_flush(struct iw_rnic *r); /* without the lock: hands queued segments to the core */
+double iw_now(void);             /* seconds, monotonic */
 
 /* iw_mr.c */
 struct iw_mr *iw_mr_find(struct iw_rnic *r, uint32_t stag);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "iw_int.h"
 
@@ -50,7 +51,7 @@ int iw_reg_mr(struct iw_pd *pd, void *addr, size_t len, unsigned access, uint32_
 {
 	struct iw_rnic *r = pd->r;
 	uint64_t base = (uint64_t)(uintptr_t)addr;
-	if ((!addr && len) || base + len < base || (access & ~0x1fu))
+	if ((!addr && len) || base + len < base || (access & ~0x3fu))
 		return iw_err(-EINVAL, "iw_reg_mr: bad region %p+%zu or access %#x", addr, len,
 			      access);
 	pthread_mutex_lock(&r->lock);
@@ -75,13 +76,46 @@ int iw_reg_mr(struct iw_pd *pd, void *addr, size_t len, unsigned access, uint32_
 	return iw_err(-ENOSPC, "iw_reg_mr: all %d regions in use", IW_MAX_MR - 1);
 }
 
+/*
+ * Why dereg waits for Read Responses sent in place, rather than the segments holding a
+ * reference on the region: the caller frees the memory as soon as we return (a reference
+ * would keep the STag, not the bytes), and the core reads them until their sends complete.
+ * So, as a hardware RNIC's deregistration waits for its DMA in flight, the region becomes
+ * invalid (no new segments) and we progress until the core has let go of the rest: each of its
+ * queued sends completes, sent, peer lost or endpoint closed. Lock held on entry and exit.
+ */
+static int wait_in_place(struct iw_rnic *r, uint32_t stag)
+{
+	struct iw_mr *m = iw_mr_find(r, stag);
+	if (!m || !m->inflight)
+		return 0;
+	m->valid = 0;
+	r->st.dereg_waits++;
+	double end = iw_now() + r->attr.dereg_wait_ms / 1e3;
+	while ((m = iw_mr_find(r, stag)) && m->inflight) {
+		if (iw_now() >= end)
+			return iw_err(-EBUSY, "iw_dereg_mr: STag %#x: %u Read Response segment(s) "
+				      "sent from it still held by the core", stag, m->inflight);
+		pthread_mutex_unlock(&r->lock);
+		if (r->thread_on) {
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
+		} else {
+			iw_progress(r);
+			sctpt_wait(r->ep, 1);
+		}
+		pthread_mutex_lock(&r->lock);
+	}
+	return 0;
+}
+
 int iw_dereg_mr(struct iw_rnic *r, uint32_t stag)
 {
 	pthread_mutex_lock(&r->lock);
+	int rc = wait_in_place(r, stag);
 	struct iw_mr *m = iw_mr_find(r, stag);
-	if (!m) {
+	if (rc || !m) {
 		pthread_mutex_unlock(&r->lock);
-		return iw_err(-ENOENT, "iw_dereg_mr: no STag %#x", stag);
+		return rc ? rc : iw_err(-ENOENT, "iw_dereg_mr: no STag %#x", stag);
 	}
 	m->pd->users--;
 	m->used = m->valid = 0;

@@ -471,17 +471,26 @@ static int emit_rsp(struct iw_qp *qp, struct iw_slot *s)
 		iw_qp_fail(qp, &t, NULL, 0, NULL);
 		return -1;
 	}
-	if (n && !iw_rsp_buf(r, s, n)) {
-		static const struct iw_term t = {.layer = IW_LAYER_RDMAP, .etype = 2, .ecode = 7};
-		s->next = r->free_slots;
-		r->free_slots = s;
-		r->slots_busy--;
-		iw_qp_fail(qp, &t, NULL, 0, NULL);
-		return -1;
+	struct iovec iov = {(void *)(uintptr_t)src, n};
+	if ((m->access & IW_ACCESS_READ_IN_PLACE) && n >= IW_RSP_POOL_MIN) {
+		/* the core reads it from the region (iw_dereg_mr waits until it is done) */
+		s->mr = m;
+		m->inflight++;
+		r->in_place++;
+		r->st.rsp_in_place++;
+	} else if (n) {
+		if (!iw_rsp_buf(r, s, n)) {
+			static const struct iw_term t = {.layer = IW_LAYER_RDMAP, .etype = 2,
+							 .ecode = 7};
+			s->next = r->free_slots;
+			r->free_slots = s;
+			r->slots_busy--;
+			iw_qp_fail(qp, &t, NULL, 0, NULL);
+			return -1;
+		}
+		memcpy(s->buf, iov.iov_base, n);
+		iov.iov_base = s->buf;
 	}
-	if (n)
-		memcpy(s->buf, (void *)(uintptr_t)src, n);
-	struct iovec iov = {s->buf, n};
 	p->sent += n;
 	struct iw_hdr h = {.tagged = 1, .last = p->sent == p->rd.size, .opcode = IW_OP_READ_RESP,
 			   .stag = p->rd.sink_stag, .to = p->rd.sink_to + p->sent - n};

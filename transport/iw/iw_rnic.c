@@ -34,6 +34,7 @@ void iw_rnic_attr_init(struct iw_rnic_attr *attr)
 	attr->max_held_bytes = 64u << 20;
 	attr->progress_interval_ms = 1;
 	attr->context_base = IW_CONTEXT_BASE;
+	attr->dereg_wait_ms = 10000;
 }
 
 static void rnic_complete(void *arg, const struct sctpt_cqe *c);
@@ -103,7 +104,7 @@ fail:
 	return rc;
 }
 
-static double now_s(void)
+double iw_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -118,13 +119,16 @@ void iw_close(struct iw_rnic *r)
 		__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(r->thread, NULL);
 	}
-	double end = now_s() + 2.0;
+	/* segments that read a region's memory in place get as long as iw_dereg_mr gives them:
+	 * the caller frees the memory once we return */
+	double t0 = iw_now();
+	double wait = r->attr.dereg_wait_ms > 2000 ? r->attr.dereg_wait_ms / 1e3 : 2.0;
 	for (;;) {
 		iw_progress(r);
 		pthread_mutex_lock(&r->lock);
-		unsigned busy = r->slots_busy;
+		unsigned busy = r->slots_busy, in_place = r->in_place;
 		pthread_mutex_unlock(&r->lock);
-		if (!busy || now_s() > end)
+		if (!busy || iw_now() - t0 > (in_place ? wait : 2.0))
 			break;
 		sctpt_wait(r->ep, 5);
 	}
@@ -199,6 +203,11 @@ void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status)
 		iw_qp_lost(qp);
 	if (qp)
 		iw_sq_retire(qp);
+	if (s->mr) {
+		s->mr->inflight--;
+		r->in_place--;
+		s->mr = NULL;
+	}
 	if (s->pooled && r->rsp_pooled < IW_RSP_POOL)
 		r->rsp_pool[r->rsp_pooled++] = s->buf;
 	else

@@ -75,6 +75,9 @@ struct iw_rnic_attr {
 	/* 1: iw_post_send queues its segments and the next iw_progress (or core completion)
 	 * hands them to the core, so work posted in a row leaves in few messages (0) */
 	int defer_tx;
+	/* iw_dereg_mr of an IW_ACCESS_READ_IN_PLACE region waits this long at most for the core
+	 * to let go of the Read Responses sent from it (10000; 0: no wait) */
+	int dereg_wait_ms;
 };
 
 struct iw_rnic_stats {
@@ -83,14 +86,17 @@ struct iw_rnic_stats {
 	uint64_t held;          /* ordered segments that waited for their fence */
 	uint64_t terms_sent, terms_recv;
 	uint64_t bundles;       /* core messages that carried several ordered segments */
+	uint64_t rsp_in_place;  /* Read Response segments sent from the region, not a copy */
+	uint64_t dereg_waits;   /* iw_dereg_mr calls that found such segments still held */
 };
 
 void iw_rnic_attr_init(struct iw_rnic_attr *attr);
 /* -EEXIST (with iw_last_error naming the range): another handler has some of the contexts. */
 int iw_open(struct sctpt_ep *ep, const struct iw_rnic_attr *attr, struct iw_rnic **out);
 /* Destroys what is left (QPs, CQs, regions, PDs: their pointers become invalid); waits up to
- * 2 s for segments the core still holds, then gives the contexts back. Call it before
- * sctpt_close, and while no other thread progresses the endpoint (its handler may be running). */
+ * 2 s for segments the core still holds (dereg_wait_ms while some are Read Responses sent in
+ * place), then gives the contexts back. Call it before sctpt_close, and while no other thread
+ * progresses the endpoint (its handler may be running). */
 void iw_close(struct iw_rnic *r);
 /* Internal work (segments waiting for a free slot); returns how many things it did. */
 int iw_progress(struct iw_rnic *r);
@@ -104,12 +110,25 @@ enum iw_access {
 	IW_ACCESS_REMOTE_READ = 0x4,
 	IW_ACCESS_REMOTE_WRITE = 0x8,
 	IW_ACCESS_REMOTE_ATOMIC = 0x10,
+	/* Read Response segments of 4 KiB and more are sent from the region itself, not from a
+	 * copy made when the Read Request is served: they carry the memory as it is when the core
+	 * takes them (a Write or atomic handled after the Request may show; wait for the Read's
+	 * completion to order later updates behind it), and iw_dereg_mr waits until the core
+	 * has let go of them */
+	IW_ACCESS_READ_IN_PLACE = 0x20,
 };
 
 int iw_pd_alloc(struct iw_rnic *r, struct iw_pd **out);
 int iw_pd_free(struct iw_pd *pd); /* -EBUSY while regions or QPs use it */
 /* Registers [addr, addr+len): the STag's tagged offsets are addresses (TO = (uintptr_t)p). */
 int iw_reg_mr(struct iw_pd *pd, void *addr, size_t len, unsigned access, uint32_t *stag);
+/* An IW_ACCESS_READ_IN_PLACE region with Read Responses still held by the core is first made
+ * invalid (no further segment is cut from it), then waited for, at most attr.dereg_wait_ms:
+ * progressing the endpoint (sctpt_wait and iw_progress; so other handlers' completions may
+ * run) or, with the RNIC's progress thread, sleeping. 0 once the memory is no longer
+ * referenced (free it then); -EBUSY if the wait ran out (the peer neither took the data nor
+ * was declared lost, or the call came from a handler's complete(), where no completion is
+ * delivered): the region stays registered and invalid, its memory must stay; call again. */
 int iw_dereg_mr(struct iw_rnic *r, uint32_t stag);
 /* Local invalidate: the STag stays registered but is refused until iw_dereg_mr. */
 int iw_invalidate_stag(struct iw_rnic *r, uint32_t stag);
