@@ -352,6 +352,19 @@ int sctpe_ep_input(struct sctpt_ep *ep)
 	return n;
 }
 
+int sctpe_ep_keep(struct sctpt_ep *ep)
+{
+	struct sctpe_ep *e = ep->engine;
+	/* no buffer asked of a handler; SACKs at once, there is no reply to ride on */
+	int place = e->place, defer = e->defer_sacks;
+	e->place = 0;
+	e->defer_sacks = 0;
+	int n = sctpe_ep_input(ep);
+	e->place = place;
+	e->defer_sacks = defer;
+	return n;
+}
+
 int sctpe_ep_wait(struct sctpt_ep *ep, int timeout_ms)
 {
 	struct sctpe_ep *e = ep->engine;

@@ -247,6 +247,7 @@ int sctpe_ep_events(struct sctpt_ep *ep);
 void sctpe_ep_tx_begin(struct sctpt_ep *ep);
 void sctpe_ep_tx_end(struct sctpt_ep *ep);
 int sctpe_ep_wait(struct sctpt_ep *ep, int timeout_ms);
+int sctpe_ep_keep(struct sctpt_ep *ep);
 void sctpe_stats_print(const struct sctpe_ep *e, FILE *f);
 void sctpe_assoc_print(const struct sctpe_assoc *a, FILE *f);
 /* Test and fuzz hooks: a packet handed to the engine as if it came from path `path` of the

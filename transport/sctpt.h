@@ -183,6 +183,11 @@ struct sctpt_config {
 	int single_thread;       /* 1: the caller never calls into the endpoint from two threads
 				  * at once (MPI_THREAD_SINGLE, FUNNELED, SERIALIZED): the core
 				  * takes no lock of its own (0) */
+	int keeper_ms;           /* a thread of the endpoint wakes this often and, when no
+				  * progress call came meanwhile, answers the peers (SACKs,
+				  * heartbeats, timers) until one does: an application may compute
+				  * for as long as it likes without its peers declaring it lost
+				  * (50; 0: no thread; SCTPT_KEEPER_MS sets it) */
 	struct sctpt_handler handler; /* contexts no sctpt_handler_add claimed (lo/hi unused;
 				       * events 1 after sctpt_config_init) */
 	struct sctpt_ops ops;

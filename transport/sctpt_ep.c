@@ -44,6 +44,8 @@ void sctpt_config_init(struct sctpt_config *c)
 	const char *shm = getenv("SCTPT_SHM"); /* 0: every peer through the engine */
 	if (shm && *shm)
 		c->shm = atoi(shm);
+	const char *keeper = getenv("SCTPT_KEEPER_MS");
+	c->keeper_ms = keeper && *keeper ? atoi(keeper) : 50;
 }
 
 uint16_t sctpt_stream_default(uint32_t context, int32_t tag, uint16_t nstreams)
@@ -340,6 +342,11 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 		goto fail;
 	if (be != &null_backend)
 		sctpt_shm_open(ep);
+	if ((rc = sctpt_keeper_start(ep)) != 0) {
+		sctpt_shm_fini(ep);
+		be->close(ep);
+		goto fail;
+	}
 	struct sctpt_card_info ci = {.udp_port = ep->udp_port, .sctp_port = ep->rport};
 	for (int i = 0; i < ep->nudp; i++)
 		ci.addrs[ci.naddrs++] = ep->udp[i].addr.sin_addr.s_addr;
@@ -443,6 +450,9 @@ static __attribute__((noinline)) int progress_locking(struct sctpt_ep *ep)
 
 int sctpt_progress(struct sctpt_ep *ep)
 {
+	/* the keeper's sign of life: racing threads may lose a count, never all of them */
+	__atomic_store_n(&ep->app_calls, __atomic_load_n(&ep->app_calls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
 	if (ep->shm) {
 		if (progress_idle(ep))
 			return 0;
@@ -559,6 +569,7 @@ void sctpt_close(struct sctpt_ep *ep)
 	/* Everything queued first, then CLOSE behind it, then wait until SCTP has it all
 	 * acknowledged: 2 s for the data, 1 s more for the CLOSE. Striped peers: CLOSE may take
 	 * any rail, so the data must be acknowledged before it goes. */
+	sctpt_keeper_stop(ep); /* the application is here from now on */
 	uint64_t deadline = sctpt_now_ms() + 2000;
 	drain_until(ep, deadline, ep->rail_peers > 0);
 	sctpt_send_close(ep);

@@ -282,19 +282,47 @@ struct sctpt_ep {
 	struct sctpt_rxcur *cur_parked;
 	struct sctpt_loan *lent;   /* sctpt_rx_lent: the message being received lies in a ring */
 	void *engine;              /* the engine's own state (NULL for usrsctp) */
+	/* sctpt_keeper.c: a thread that answers the peers while the application is away */
+	struct sctpt_keeper *keeper;
+	unsigned app_calls;        /* progress calls, to tell that the application is away */
+	int app_in, keeper_in;     /* cfg.single_thread: who is in the endpoint */
+	int app_fence;             /* no membarrier: app_in is stored with a full barrier */
 };
 
-/* The core's lock, unless the caller promised one thread at a time (cfg.single_thread). */
+/* ---- sctpt_keeper.c ---- */
+int sctpt_keeper_start(struct sctpt_ep *ep); /* unless cfg.keeper_ms is 0 or be->keep NULL */
+void sctpt_keeper_stop(struct sctpt_ep *ep);
+void sctpt_keeper_wait(struct sctpt_ep *ep); /* sctpt_lock found the keeper in */
+
+/*
+ * The core's lock, unless the caller promised one thread at a time (cfg.single_thread):
+ * then only the keeper thread is kept out, by a flag the keeper looks at after a barrier
+ * of its own (sctpt_keeper.c).
+ */
 static inline void sctpt_lock(struct sctpt_ep *ep)
 {
-	if (!ep->cfg.single_thread)
+	if (!ep->cfg.single_thread) {
 		pthread_mutex_lock(&ep->lock);
+		return;
+	}
+	if (!ep->keeper)
+		return;
+	if (ep->app_fence) {
+		__atomic_store_n(&ep->app_in, 1, __ATOMIC_SEQ_CST);
+	} else {
+		__atomic_store_n(&ep->app_in, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+	if (__atomic_load_n(&ep->keeper_in, __ATOMIC_ACQUIRE))
+		sctpt_keeper_wait(ep);
 }
 
 static inline void sctpt_unlock(struct sctpt_ep *ep)
 {
 	if (!ep->cfg.single_thread)
 		pthread_mutex_unlock(&ep->lock);
+	else if (ep->keeper)
+		__atomic_store_n(&ep->app_in, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
@@ -477,6 +505,10 @@ struct sctpt_backend {
 	/* Sleeps until input may be there (or ep->wait_fd, if >= 0, is readable), at most
 	 * timeout_ms. */
 	int (*wait)(struct sctpt_ep *ep, int timeout_ms);
+	/* Optional, for an engine that moves only inside progress: packets in, acknowledged and
+	 * answered, and timers, for an application that is away (the keeper thread): it hands
+	 * nothing to handlers nor asks them for buffers. */
+	int (*keep)(struct sctpt_ep *ep);
 };
 
 /* ---- sctpt_udp.c: the UDP datagram layer beneath the engines ---- */

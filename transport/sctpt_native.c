@@ -240,4 +240,5 @@ const struct sctpt_backend sctpt_backend_native = {
 	.unacked = n_unacked,
 	.peer_stats = n_peer_stats,
 	.wait = sctpe_ep_wait,
+	.keep = sctpe_ep_keep,
 };

@@ -784,6 +784,7 @@ const struct sctpt_backend sctpt_backend_usrsctp = {
 	.tx_begin = tx_begin,
 	.tx_end = tx_end,
 	.input = us_input,
+	.keep = us_input, /* usrsctp delivers into its socket buffers, read by recv */
 	.events = us_events,
 	.recv = us_recv,
 	.rail_held = us_rail_held,
