@@ -77,12 +77,13 @@ int sctp_cq_ready(struct sctp_cq *cq)
 	return cq->count > 0;
 }
 
-/* Copies up to count ordinary entries (lock held); -FI_EAVAIL if the oldest is an error. */
+/* Copies up to count ordinary entries of a queue that has some (lock held); -FI_EAVAIL if the
+ * oldest is an error. */
 static ssize_t take(struct sctp_cq *cq, void *buf, size_t count, fi_addr_t *src)
 {
 	size_t n = 0;
 
-	if (cq->count && cq->ring[cq->head].err)
+	if (cq->ring[cq->head].err)
 		return -FI_EAVAIL;
 	while (n < count && cq->count && !cq->ring[cq->head].err) {
 		struct sctp_cqe *e = &cq->ring[cq->head];
@@ -111,7 +112,7 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_
 	SCTP_LOCK(cq->dom);
 	if (cq->count == 0 && !cq->drained)
 		sctp_progress(cq->dom);
-	n = take(cq, buf, count, src_addr);
+	n = cq->count ? take(cq, buf, count, src_addr) : -FI_EAGAIN;
 	cq->drained = n > 0 && cq->count == 0;
 	SCTP_UNLOCK(cq->dom);
 	return n;

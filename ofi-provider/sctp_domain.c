@@ -157,16 +157,13 @@ static int handle(struct sctp_domain *d, struct sctpt_cqe *c)
 	return 0;
 }
 
-int sctp_progress(struct sctp_domain *d)
+/* Everything the core holds for us; out of line, so that a progress with nothing to take
+ * needs no stack frame this size. */
+static __attribute__((noinline)) int drain(struct sctp_domain *d)
 {
 	struct sctpt_cqe c[32];
 	int n, total = 0;
 
-	/* under dom->lock: no other writer */
-	atomic_store_explicit(&d->progressed,
-			      atomic_load_explicit(&d->progressed, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	total += sctpt_progress(d->core) > 0;
 	do {
 		n = sctpt_cq_read(d->core, 0, c, 32);
 		for (int i = 0; i < n; i++) {
@@ -175,9 +172,44 @@ int sctp_progress(struct sctp_domain *d)
 		}
 		total += n > 0 ? n : 0;
 	} while (n == 32);
+	return total;
+}
+
+int sctp_progress(struct sctp_domain *d)
+{
+	int total = 0;
+
+	/* under dom->lock: no other writer */
+	atomic_store_explicit(&d->progressed,
+			      atomic_load_explicit(&d->progressed, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	/* the core counts the entries queued for us in what it returns, those queued before
+	 * (by sctpt_wait, sctpt_send) too: 0 means there is nothing to read */
+	if (sctpt_progress(d->core) > 0)
+		total += 1 + drain(d);
 	if (d->rnic)
 		total += sctp_rma_progress(d);
 	return total;
+}
+
+void sctp_pool_fini(struct sctp_pool *p)
+{
+	void *o;
+
+	while ((o = p->head)) {
+		p->head = *(void **)o;
+		free(o);
+	}
+	p->n = 0;
+}
+
+static void domain_free(struct sctp_domain *d)
+{
+	sctp_pool_fini(&d->txs);
+	sctp_pool_fini(&d->rxs);
+	sctp_pool_fini(&d->ins);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
 }
 
 void sctp_sleep(struct sctp_domain *d, int ms)
@@ -249,8 +281,7 @@ static int domain_close(struct fid *fid)
 	sctp_rma_fini(d); /* before the core, with no thread progressing it */
 	sctpt_close(d->core);
 	sctp_fnn_free(d->fnn);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
+	domain_free(d);
 	return 0;
 }
 
@@ -396,6 +427,9 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	pthread_mutex_init(&d->lock, NULL);
 	TAILQ_INIT(&d->acks);
 	d->next_ack = 1;
+	d->txs.size = sizeof(struct sctp_tx);
+	d->rxs.size = sizeof(struct sctp_rx);
+	d->ins.size = sizeof(struct sctp_in);
 
 	sctpt_config_init(&cfg);
 	cfg.addrs = sctp_params.addrs && *sctp_params.addrs ? sctp_params.addrs : NULL;
@@ -461,7 +495,6 @@ fail:
 	sctp_rma_fini(d);
 	sctpt_close(d->core);
 	sctp_fnn_free(d->fnn);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
+	domain_free(d);
 	return rc;
 }

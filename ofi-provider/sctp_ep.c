@@ -14,6 +14,7 @@
 void sctp_tx_done(struct sctp_tx *tx)
 {
 	struct sctp_ep *ep = tx->ep;
+	struct sctp_domain *d = ep->dom;
 	uint64_t kind = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED);
 
 	if (!ep->closed) {
@@ -34,7 +35,7 @@ void sctp_tx_done(struct sctp_tx *tx)
 	if (ep->closed && ep->inflight == 0)
 		free(ep); /* the last send of an endpoint closed while they flew */
 	free(tx->copy);
-	free(tx);
+	sctp_pool_put(&d->txs, tx);
 }
 
 /* ---- bindings ---- */
@@ -178,7 +179,7 @@ static int cancel_in(struct sctp_ep *ep, struct sctp_rx_q *q, void *context)
 					  (rx->flags & (FI_MSG | FI_TAGGED | FI_MULTI_RECV)) | FI_RECV,
 					  0, NULL, 0, rx->tag, 0, FI_ECANCELED, -FI_ECANCELED);
 		sctp_cntr_inc_err(ep->recv_cntr);
-		free(rx);
+		sctp_rx_free(ep->dom, rx);
 		return 1;
 	}
 	return 0;
@@ -333,13 +334,13 @@ static void drop_in_q(struct sctp_domain *d, struct sctp_in_q *q)
 	}
 }
 
-static void drop_rx_q(struct sctp_rx_q *q)
+static void drop_rx_q(struct sctp_domain *d, struct sctp_rx_q *q)
 {
 	struct sctp_rx *rx;
 
 	while ((rx = TAILQ_FIRST(q))) {
 		TAILQ_REMOVE(q, rx, link);
-		free(rx);
+		sctp_rx_free(d, rx);
 	}
 }
 
@@ -373,8 +374,8 @@ static int ep_close(struct fid *fid)
 	drop_in_q(d, &ep->un_msg);
 	drop_in_q(d, &ep->un_tag);
 	drop_in_q(d, &ep->claimed);
-	drop_rx_q(&ep->rx_msg);
-	drop_rx_q(&ep->rx_tag);
+	drop_rx_q(d, &ep->rx_msg);
+	drop_rx_q(d, &ep->rx_tag);
 	if (ep->av)
 		unref(&ep->av->refs, ep->av);
 	if (ep->tx_cq)

@@ -18,13 +18,37 @@ static int32_t core_tag(uint8_t op, uint64_t tag)
 	return (int32_t)((tag ^ (tag >> 31) ^ (tag >> 62)) & 0x7fffffff);
 }
 
+/* A same-host peer (the core's shared-memory path) takes a message straight from the caller's
+ * buffers when nothing is queued before it: an inject then needs no copy of its own. */
+static int same_host(const struct sctp_domain *d, const struct sctp_av_entry *e)
+{
+	return e->addr.shm && d->self.shm && e->addr.shm_host == d->self.shm_host;
+}
+
+/* The payload of an inject into tx's own memory: the caller may reuse its buffers at once. */
+static int inject_copy(struct sctp_tx *tx, int n, size_t len)
+{
+	uint8_t *p = len <= SCTP_TX_SMALL ? tx->small : (tx->copy = malloc(len));
+
+	if (!p)
+		return -FI_EAGAIN;
+	for (int i = 1; i < n; i++) {
+		memcpy(p, tx->iov[i].iov_base, tx->iov[i].iov_len);
+		p += tx->iov[i].iov_len;
+	}
+	tx->iov[1] = (struct iovec){p - len, len};
+	return 2;
+}
+
 ssize_t sctp_send_common(struct sctp_ep *ep, uint8_t op, const struct iovec *iov, size_t count,
 			 fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags, void *context)
 {
 	struct sctp_domain *d = ep->dom;
+	int32_t ctag = core_tag(op, tag);
 	struct sctp_av_entry *e;
 	struct sctp_hdr h;
 	struct sctp_tx *tx;
+	uint32_t cctx;
 	size_t len = 0;
 	int n = 1, rc;
 
@@ -34,28 +58,6 @@ ssize_t sctp_send_common(struct sctp_ep *ep, uint8_t op, const struct iovec *iov
 		len += iov[i].iov_len;
 	if (len > SCTP_MAX_MSG || ((flags & FI_INJECT) && len > sctp_params.inject_size))
 		return -FI_EMSGSIZE;
-	tx = calloc(1, sizeof(*tx));
-	if (!tx)
-		return -FI_EAGAIN;
-	if ((flags & FI_INJECT) && len) {
-		char *p = tx->copy = malloc(len);
-		if (!p) {
-			free(tx);
-			return -FI_EAGAIN;
-		}
-		for (size_t i = 0; i < count; p += iov[i].iov_len, i++)
-			memcpy(p, iov[i].iov_base, iov[i].iov_len);
-		tx->iov[n++] = (struct iovec){tx->copy, len};
-	} else {
-		for (size_t i = 0; i < count; i++)
-			if (iov[i].iov_len)
-				tx->iov[n++] = iov[i];
-	}
-	tx->ep = ep;
-	tx->context = context;
-	tx->flags = (flags & ~(FI_MSG | FI_TAGGED)) | FI_SEND |
-		    (op == SCTP_OP_TAGGED ? FI_TAGGED : FI_MSG);
-	tx->pending = 1;
 	h = (struct sctp_hdr){.op = op, .src_ep = ep->idx, .src_dom = d->self.nonce, .tag = tag,
 			      .data = data};
 	if (flags & FI_REMOTE_CQ_DATA)
@@ -64,14 +66,27 @@ ssize_t sctp_send_common(struct sctp_ep *ep, uint8_t op, const struct iovec *iov
 	SCTP_LOCK(d);
 	if (!ep->enabled) {
 		rc = -FI_EOPBADSTATE;
-		goto fail;
+		goto out;
 	}
 	e = sctp_av_get(ep->av, dest);
 	if (!e) {
 		rc = -FI_EINVAL;
-		goto fail;
+		goto out;
 	}
+	tx = sctp_pool_get(&d->txs);
+	if (!tx) {
+		rc = -FI_EAGAIN;
+		goto out;
+	}
+	tx->ep = ep;
 	tx->peer = e->peer;
+	tx->context = context;
+	tx->flags = (flags & ~(FI_MSG | FI_TAGGED)) | FI_SEND |
+		    (op == SCTP_OP_TAGGED ? FI_TAGGED : FI_MSG);
+	tx->ack_id = 0;
+	tx->pending = 1;
+	tx->err = 0;
+	tx->copy = NULL;
 	if (flags & FI_DELIVERY_COMPLETE) {
 		h.flags |= SCTP_HF_ACK_REQ;
 		h.ack_id = tx->ack_id = d->next_ack++;
@@ -79,37 +94,48 @@ ssize_t sctp_send_common(struct sctp_ep *ep, uint8_t op, const struct iovec *iov
 	}
 	sctp_hdr_encode(&h, tx->hdr);
 	tx->iov[0] = (struct iovec){tx->hdr, SCTP_HDR_LEN};
-	rc = sctpt_send(d->core, e->peer, SCTP_CTX_EP + e->addr.ep, core_tag(op, tag), 0, tx->iov,
-			n, tx);
+	for (size_t i = 0; i < count; i++)
+		if (iov[i].iov_len)
+			tx->iov[n++] = iov[i];
+	cctx = SCTP_CTX_EP + e->addr.ep;
+	rc = -EAGAIN;
+	if ((flags & FI_INJECT) && n > 1) {
+		if (same_host(d, e))
+			rc = sctpt_send(d->core, e->peer, cctx, ctag, SCTPT_SEND_NOW, tx->iov, n, tx);
+		if (rc == -EAGAIN && (n = inject_copy(tx, n, len)) < 0) {
+			sctp_pool_put(&d->txs, tx);
+			rc = n;
+			goto out;
+		}
+	}
+	if (rc == -EAGAIN)
+		rc = sctpt_send(d->core, e->peer, cctx, ctag, 0, tx->iov, n, tx);
 	if (rc < 0) {
 		SCTP_WARN(FI_LOG_EP_DATA, "send: %s\n", sctpt_last_error());
 		rc = -sctp_errno(rc);
-		goto fail;
+		free(tx->copy);
+		sctp_pool_put(&d->txs, tx);
+		goto out;
 	}
 	ep->inflight++;
 	if (tx->ack_id)
 		TAILQ_INSERT_TAIL(&d->acks, tx, link);
 	if (rc == 1 && --tx->pending == 0)
 		sctp_tx_done(tx);
+	rc = 0;
+out:
 	SCTP_UNLOCK(d);
-	return 0;
-fail:
-	SCTP_UNLOCK(d);
-	free(tx->copy);
-	free(tx);
 	return rc;
 }
 
 /* ---- receiving ---- */
 
-struct sctp_rx *sctp_rx_new(const struct iovec *iov, size_t count, fi_addr_t src, uint64_t tag,
-			    uint64_t ignore, uint64_t flags, void *context)
+struct sctp_rx *sctp_rx_new(struct sctp_domain *d, const struct iovec *iov, size_t count,
+			    fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+			    void *context)
 {
-	struct sctp_rx *rx;
+	struct sctp_rx *rx = sctp_pool_get(&d->rxs);
 
-	if (count > SCTP_IOV_LIMIT)
-		return NULL;
-	rx = calloc(1, sizeof(*rx));
 	if (!rx)
 		return NULL;
 	rx->context = context;
@@ -118,6 +144,8 @@ struct sctp_rx *sctp_rx_new(const struct iovec *iov, size_t count, fi_addr_t src
 	rx->tag = tag;
 	rx->ignore = ignore;
 	rx->count = count;
+	rx->total = 0;
+	rx->used = 0;
 	for (size_t i = 0; i < count; i++) {
 		rx->iov[i] = iov[i];
 		rx->total += iov[i].iov_len;
@@ -128,7 +156,7 @@ struct sctp_rx *sctp_rx_new(const struct iovec *iov, size_t count, fi_addr_t src
 void sctp_in_free(struct sctp_domain *d, struct sctp_in *in)
 {
 	sctpt_cq_release(d->core, &in->cqe, 1);
-	free(in);
+	sctp_pool_put(&d->ins, in);
 }
 
 int sctp_rx_match(const struct sctp_rx *rx, const struct sctp_in *in)
@@ -159,7 +187,7 @@ static void copy_in(struct sctp_rx *rx, size_t off, const uint8_t *data, size_t 
 }
 
 /* Returns 1 when rx is finished (the caller unlinks and frees it), 0 when a multi-receive
- * buffer has room for more. Releases in (and frees it when heap is set). */
+ * buffer has room for more. Releases in (and gives it back to the pool when heap is set). */
 static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in, int heap)
 {
 	size_t avail = rx->total - rx->used, n = in->len < avail ? in->len : avail;
@@ -191,16 +219,17 @@ static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in, i
 				      in->hdr.op == SCTP_OP_TAGGED ? in->hdr.tag : 0, in->src);
 		sctp_cntr_inc(ep->recv_cntr);
 	}
-	sctpt_cq_release(ep->dom->core, &in->cqe, 1);
 	if (heap)
-		free(in);
+		sctp_in_free(ep->dom, in);
+	else
+		sctpt_cq_release(ep->dom->core, &in->cqe, 1);
 	return done;
 }
 
 void sctp_msg_deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in)
 {
 	if (deliver(ep, rx, in, 1))
-		free(rx);
+		sctp_rx_free(ep->dom, rx);
 }
 
 void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp_hdr *h)
@@ -217,12 +246,12 @@ void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp
 		if (sctp_rx_match(rx, &in)) {
 			if (deliver(ep, rx, &in, 0)) {
 				TAILQ_REMOVE(q, rx, link);
-				free(rx);
+				sctp_rx_free(ep->dom, rx);
 			}
 			return;
 		}
 	}
-	keep = malloc(sizeof(*keep));
+	keep = sctp_pool_get(&ep->dom->ins);
 	if (!keep) {
 		SCTP_WARN(FI_LOG_EP_DATA, "out of memory: an unexpected message is dropped\n");
 		sctpt_cq_release(ep->dom->core, c, 1);
@@ -245,14 +274,17 @@ ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t cou
 		src = FI_ADDR_UNSPEC;
 	if (tagged)
 		flags &= ~FI_MULTI_RECV;
-	rx = sctp_rx_new(iov, count, src, tag, ignore, flags, context);
-	if (!rx)
-		return count > SCTP_IOV_LIMIT ? -FI_EINVAL : -FI_EAGAIN;
+	if (count > SCTP_IOV_LIMIT)
+		return -FI_EINVAL;
 	SCTP_LOCK(ep->dom);
 	if (!ep->enabled) {
 		SCTP_UNLOCK(ep->dom);
-		free(rx);
 		return -FI_EOPBADSTATE;
+	}
+	rx = sctp_rx_new(ep->dom, iov, count, src, tag, ignore, flags, context);
+	if (!rx) {
+		SCTP_UNLOCK(ep->dom);
+		return -FI_EAGAIN;
 	}
 	for (in = TAILQ_FIRST(uq); in; in = next) {
 		next = TAILQ_NEXT(in, link);
@@ -260,7 +292,7 @@ ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t cou
 			continue;
 		TAILQ_REMOVE(uq, in, link);
 		if (deliver(ep, rx, in, 1)) {
-			free(rx);
+			sctp_rx_free(ep->dom, rx);
 			SCTP_UNLOCK(ep->dom);
 			return 0;
 		}

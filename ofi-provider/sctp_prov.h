@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/queue.h>
 #include <sys/uio.h>
 
@@ -53,6 +54,7 @@
 
 #define SCTP_IOV_LIMIT 4
 #define SCTP_INJECT_SIZE 4096
+#define SCTP_TX_SMALL 64      /* inject payloads a send carries in itself */
 #define SCTP_QUEUE_SIZE 65536 /* advertised tx/rx sizes: queues grow, nothing is refused */
 #define SCTP_MAX_MSG ((size_t)UINT32_MAX - SCTP_HDR_LEN)
 #define SCTP_MR_KEY_SIZE 4    /* STags */
@@ -112,6 +114,41 @@ int sctp_wait_add(struct sctp_wait *w, struct fid *f);
 void sctp_wait_del(struct sctp_wait *w, struct fid *f);
 
 /* ---- domain (sctp_domain.c) ---- */
+
+/* A free list of objects of one size (dom->lock held): the sends, posted receives and
+ * unexpected messages on every message's path come from here, not from malloc. Up to
+ * SCTP_POOL_KEEP objects are kept; the rest go back to malloc. */
+struct sctp_pool {
+	void *head;
+	unsigned n;
+	size_t size;
+};
+#define SCTP_POOL_KEEP 1024
+
+static inline void *sctp_pool_get(struct sctp_pool *p)
+{
+	void *o = p->head;
+
+	if (!o)
+		return malloc(p->size);
+	p->head = *(void **)o;
+	p->n--;
+	return o;
+}
+
+static inline void sctp_pool_put(struct sctp_pool *p, void *o)
+{
+	if (p->n >= SCTP_POOL_KEEP) {
+		free(o);
+		return;
+	}
+	*(void **)o = p->head;
+	p->head = o;
+	p->n++;
+}
+
+void sctp_pool_fini(struct sctp_pool *p);
+
 struct sctp_ep;
 struct sctp_av;
 struct sctp_cq;
@@ -142,6 +179,7 @@ struct sctp_domain {
 	TAILQ_HEAD(, sctp_tx) acks;  /* sends waiting for their delivery acknowledgement */
 	uint64_t next_ack;
 	uint64_t dropped;            /* messages no endpoint could take */
+	struct sctp_pool txs, rxs, ins; /* struct sctp_tx, sctp_rx, sctp_in */
 	/* RMA over the iWARP layer (sctp_rma.c) */
 	struct iw_rnic *rnic;
 	struct iw_pd *pd;
@@ -284,9 +322,10 @@ struct sctp_tx {
 	uint64_t ack_id;
 	int pending;                  /* the core's SEND entry, the ack: what is still to come */
 	int err;                      /* first error, positive FI_* */
-	void *copy;                   /* FI_INJECT: the payload's copy */
+	void *copy;                   /* FI_INJECT: the payload's copy (malloc) */
 	uint8_t hdr[SCTP_HDR_LEN];
 	struct iovec iov[1 + SCTP_IOV_LIMIT];
+	uint8_t small[SCTP_TX_SMALL]; /* FI_INJECT: a payload this short is copied here */
 };
 
 struct sctp_ep {
@@ -332,8 +371,15 @@ void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp
 void sctp_msg_deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in);
 int sctp_rx_match(const struct sctp_rx *rx, const struct sctp_in *in);
 void sctp_in_free(struct sctp_domain *d, struct sctp_in *in);
-struct sctp_rx *sctp_rx_new(const struct iovec *iov, size_t count, fi_addr_t src, uint64_t tag,
-			    uint64_t ignore, uint64_t flags, void *context);
+/* A posted receive from the domain's pool (dom->lock held; count <= SCTP_IOV_LIMIT), NULL
+ * when out of memory; sctp_rx_free gives it back. */
+struct sctp_rx *sctp_rx_new(struct sctp_domain *d, const struct iovec *iov, size_t count,
+			    fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+			    void *context);
+static inline void sctp_rx_free(struct sctp_domain *d, struct sctp_rx *rx)
+{
+	sctp_pool_put(&d->rxs, rx);
+}
 
 /* ---- tagged (sctp_tagged.c) ---- */
 extern struct fi_ops_tagged sctp_tagged_ops;

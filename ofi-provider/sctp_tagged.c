@@ -79,12 +79,13 @@ static ssize_t claim(struct sctp_ep *ep, const struct fi_msg_tagged *msg, uint64
 		SCTP_UNLOCK(ep->dom);
 		return 0;
 	}
-	rx = sctp_rx_new(msg->msg_iov, msg->iov_count, FI_ADDR_UNSPEC, msg->tag, msg->ignore,
-			 FI_TAGGED | FI_COMPLETION, msg->context);
+	rx = msg->iov_count > SCTP_IOV_LIMIT ? NULL :
+		sctp_rx_new(ep->dom, msg->msg_iov, msg->iov_count, FI_ADDR_UNSPEC, msg->tag,
+			    msg->ignore, FI_TAGGED | FI_COMPLETION, msg->context);
 	if (!rx) {
 		TAILQ_INSERT_HEAD(&ep->claimed, in, link);
 		SCTP_UNLOCK(ep->dom);
-		return -FI_EAGAIN;
+		return msg->iov_count > SCTP_IOV_LIMIT ? -FI_EINVAL : -FI_EAGAIN;
 	}
 	sctp_msg_deliver(ep, rx, in);
 	SCTP_UNLOCK(ep->dom);

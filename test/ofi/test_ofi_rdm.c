@@ -3,7 +3,7 @@
  * libfabric's own suite probes an RDM provider: messages of every size with data checks,
  * tags with ignore bits, directed receives, remote CQ data, unexpected messages, peek/claim/
  * discard, cancel, truncation, multi-receive buffers, counters, selective completion,
- * delivery-complete sends, sends to oneself, fi_cq_sread, wait sets, a process away from
+ * delivery-complete sends, injects, sends to oneself, fi_cq_sread, wait sets, a process away from
  * manual progress, automatic progress and a peer that closes.
  */
 #include "ofi_test.h"
@@ -396,6 +396,85 @@ static int t_completion(int rank, int fd)
 	return sm_check_failures;
 }
 
+/*
+ * Injects own their data when the call returns: every inject call (fi_tinject, fi_tinjectdata,
+ * fi_tsendmsg with FI_INJECT over two iovecs) of sizes around the provider's inline room and
+ * up to the inject size has its buffer overwritten right after, and the receiver checks the
+ * bytes. Once with nothing queued before them (a same-host peer takes them from the caller's
+ * buffer), once behind a 4 MiB send still in flight (they must be copied).
+ */
+static int t_inject(int rank, int fd)
+{
+	static const size_t isz[] = {1, 63, 64, 65, 1000, 4096};
+	enum { NI = sizeof(isz) / sizeof(isz[0]), NM = 3 * NI, BIG = 4 << 20 };
+	struct ofi_node n;
+	struct fi_cq_tagged_entry e;
+	char *big = malloc(BIG), *buf = malloc(NM * 4096);
+
+	REQUIRE(big && buf);
+	ofi_node_open(&n, NULL, 0);
+	ofi_swap_names(&n, fd);
+	for (int behind = 0; behind < 2; behind++) {
+		if (rank == 0) {
+			char out[4096];
+			ofi_sync(fd); /* the receives are posted */
+			if (behind) {
+				ofi_fill(big, BIG, 77);
+				CHECK_EQ(fi_tsend(n.ep, big, BIG, NULL, n.peer, 500, big), 0);
+			}
+			for (int m = 0; m < NM; m++) {
+				size_t len = isz[m % NI];
+				uint32_t seed = (uint32_t)(behind * 100 + m);
+				ssize_t rc;
+				ofi_fill(out, len, seed);
+				if (m < NI) {
+					rc = OFI_RETRY(n.txcq, fi_tinject(n.ep, out, len, n.peer, m));
+				} else if (m < 2 * NI) {
+					rc = OFI_RETRY(n.txcq, fi_tinjectdata(n.ep, out, len, 0x5eed + m,
+									      n.peer, m));
+				} else {
+					struct iovec iov[2] = {{out, len / 2}, {out + len / 2, len - len / 2}};
+					struct fi_msg_tagged msg = {.msg_iov = iov, .iov_count = 2,
+								    .addr = n.peer, .tag = (uint64_t)m};
+					rc = OFI_RETRY(n.txcq, fi_tsendmsg(n.ep, &msg, FI_INJECT));
+				}
+				CHECK_EQ(rc, 0, "inject %d of %zu bytes", m, len);
+				memset(out, 0xff, len);
+			}
+			if (behind)
+				CHECK(wait_ok(n.txcq, &e));
+		} else {
+			if (behind)
+				CHECK_EQ(fi_trecv(n.ep, big, BIG, NULL, FI_ADDR_UNSPEC, 500, 0, big), 0);
+			for (int m = 0; m < NM; m++) {
+				memset(buf + m * 4096, 0, 4096);
+				CHECK_EQ(fi_trecv(n.ep, buf + m * 4096, 4096, NULL, FI_ADDR_UNSPEC, m, 0,
+						  buf + m * 4096), 0);
+			}
+			ofi_sync(fd);
+			for (int k = 0; k < NM + behind; k++) {
+				CHECK(wait_ok(n.rxcq, &e));
+				if (e.op_context == big) {
+					CHECK(ofi_check(big, BIG, 77) == 0, "the big message");
+					continue;
+				}
+				int m = (int)e.tag;
+				REQUIRE(m >= 0 && m < NM && e.op_context == buf + m * 4096);
+				CHECK_EQ(e.len, isz[m % NI]);
+				CHECK(ofi_check(buf + m * 4096, e.len, (uint32_t)(behind * 100 + m)) == 0,
+				      "inject %d of %zu bytes%s", m, e.len, behind ? " behind" : "");
+				if (m >= NI && m < 2 * NI)
+					CHECK((e.flags & FI_REMOTE_CQ_DATA) && e.data == 0x5eed + (uint64_t)m);
+			}
+		}
+	}
+	ofi_sync(fd);
+	ofi_node_close(&n);
+	free(big);
+	free(buf);
+	return sm_check_failures;
+}
+
 /* fi_cq_sread sleeps until a message comes (sent after a pause) and times out without one;
  * a wait set wakes for a CQ bound to it. */
 static int t_sread(int rank, int fd)
@@ -645,6 +724,7 @@ int main(int argc, char **argv)
 	RUN_PAIR(t_cancel_trunc);
 	RUN_PAIR(t_multi_recv);
 	RUN_PAIR(t_completion);
+	RUN_PAIR(t_inject);
 	RUN_PAIR(t_sread);
 	RUN_PAIR(t_self);
 	RUN_PAIR(t_away);
