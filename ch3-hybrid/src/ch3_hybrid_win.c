@@ -7,10 +7,14 @@
  */
 #include "ch3_hybrid.h"
 
+#include <errno.h>
 #include <stdio.h>
 
+/* Gets are answered from the window itself, not from a copy: MPI_Win_free comes after every
+ * epoch, so after every Read of it completed, and iw_dereg_mr waits for any segment the core
+ * still holds */
 #define WIN_ACCESS (IW_ACCESS_LOCAL_READ | IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_READ | \
-		    IW_ACCESS_REMOTE_WRITE | IW_ACCESS_REMOTE_ATOMIC)
+		    IW_ACCESS_REMOTE_WRITE | IW_ACCESS_REMOTE_ATOMIC | IW_ACCESS_READ_IN_PLACE)
 
 /* MPI_Alloc_mem's registrations. */
 struct sctph_reg {
@@ -53,8 +57,9 @@ static void win_free_state(struct sctph_win *sw)
 {
 	if (!sw)
 		return;
-	if (sw->own_stag && sctph.rnic)
-		iw_dereg_mr(sctph.rnic, sw->stag);
+	/* the memory goes once we return: it must not be read any more */
+	if (sw->own_stag && sctph.rnic && iw_dereg_mr(sctph.rnic, sw->stag) == -EBUSY)
+		sctph_fatal("window memory still read by the iWARP layer: %s", iw_last_error());
 	MPL_free(sw->stags);
 	MPL_free(sw->rank_of);
 	MPL_free(sw->core_acc);
@@ -222,8 +227,12 @@ int MPIDI_CH3I_Free_mem(void *ptr)
 		struct sctph_reg *r = *pr;
 		if (r->addr != ptr)
 			continue;
-		if (sctph.rnic)
-			iw_dereg_mr(sctph.rnic, r->stag);
+		if (sctph.rnic && iw_dereg_mr(sctph.rnic, r->stag) == -EBUSY) {
+			/* still read by Read Responses the core holds: kept, not freed */
+			fprintf(stderr, "ch3:hybrid: rank %d: MPI_Free_mem(%p): %s; the memory is "
+				"left allocated\n", sctpc.rank, ptr, iw_last_error());
+			return MPI_SUCCESS;
+		}
 		*pr = r->next;
 		MPL_free(r);
 		break;
