@@ -3,14 +3,21 @@
 inclusive instructions per call (Ir of the function and of everything it called), the way the
 provider's per-operation costs are quoted in results/. Without FUNCTION names: the 40 functions
 with the most inclusive instructions. A name matches a function of that name (static
-functions of several files: the one with the most instructions). Recursive calls count twice."""
+functions of several files: the one with the most instructions). Recursive calls count twice.
+cg_calls.py --own DIR [--core DIR2] FILE: the instructions of the code in source directory DIR
+(a path fragment, e.g. "ofi-provider/"): its functions' own, plus what they call outside DIR
+and outside DIR2 (e.g. "transport/": libc's memcpy, locks and malloc count as DIR's, the
+core's functions do not)."""
 import collections
+import os
 import re
 import sys
 
 
 def parse(path):
     names = {}
+    files = {}  # function -> its source file
+    edges = collections.Counter()  # (caller, callee) -> inclusive instructions
     self_ir = collections.Counter()
     call_ir = collections.Counter()
     calls = collections.Counter()
@@ -26,7 +33,8 @@ def parse(path):
             names[(kind, m.group(1))] = m.group(2).strip()
         return names.get((kind, m.group(1)), m.group(1))
 
-    fl = None
+    fl = cfl = None
+    key = lambda f, n: (os.path.basename(f) + ":" + n) if f and f != "???" else n
     for line in open(path, errors="replace"):
         line = line.rstrip("\n")
         if not line or line[0] == "#":
@@ -37,13 +45,16 @@ def parse(path):
                 fl = f
             continue
         if line.startswith("cfi=") or line.startswith("cfl="):
-            name("fl", line[4:])
+            cfl = name("fl", line[4:])
             continue
         if line.startswith("fn="):
-            fn = name("fn", line[3:])
+            fn = key(fl, name("fn", line[3:]))
+            files.setdefault(fn, fl)
             continue
         if line.startswith("cfn="):
-            cfn = name("fn", line[4:])
+            f = cfl if cfl is not None else fl
+            cfn = key(f, name("fn", line[4:]))
+            files.setdefault(cfn, f)
             continue
         if line.startswith("calls="):
             ncalls = int(line[6:].split()[0])
@@ -55,18 +66,44 @@ def parse(path):
             if pending:
                 call_ir[fn] += ir
                 calls[cfn] += ncalls
+                edges[(fn, cfn)] += ir
                 pending = 0
+                cfl = None
             else:
                 self_ir[fn] += ir
             continue
     incl = {f: self_ir[f] + call_ir[f] for f in set(self_ir) | set(call_ir)}
-    return incl, calls, self_ir
+    return incl, calls, self_ir, files, edges
+
+
+def own(path, mine, core):
+    incl, calls, self_ir, files, edges = parse(path)
+    inside = lambda f: mine in (files.get(f) or "")
+    total = sum(v for f, v in self_ir.items() if inside(f))
+    out = collections.Counter()
+    for (a, b), v in edges.items():
+        if inside(a) and not inside(b) and not (core and core in (files.get(b) or "")):
+            out[b] += v
+    total += sum(out.values())
+    print(f"{mine}: {total:,} instructions (own {total - sum(out.values()):,}; calls outside "
+          f"{mine}{' and ' + core if core else ''}: {sum(out.values()):,})")
+    for f, v in out.most_common(8):
+        print(f"   {f[:50]:<50} {v:>14,}")
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    incl, calls, self_ir = parse(sys.argv[1])
+    if sys.argv[1] == "--own":
+        args = sys.argv[2:]
+        mine = args.pop(0)
+        core = None
+        if args and args[0] == "--core":
+            core = args[1]
+            args = args[2:]
+        own(args[0], mine, core)
+        return
+    incl, calls, self_ir = parse(sys.argv[1])[:3]
     want = sys.argv[2:]
     if want:
         rows = []

@@ -15,13 +15,16 @@
  *        application is away (sleeps), then as long while it busy-polls with nothing to
  *        come, after one round trip (the peer is up): what a provider's own threads cost
  * Usage: ofi_bench -p PROVIDER [-t lat,bw,mr,idle] [-z MIN] [-m MAX] [-q SCALE] [-n NS0,NS1]
- *                  [-s A0,A1] [-c C0,C1] [-T domain|safe]
+ *                  [-s A0,A1] [-c C0,C1] [-T domain|safe] [-M]
  *   -z, -m: the sizes, MIN (0) to MAX (4 MiB) by powers of two
  *   -c: process i runs on CPU Ci only (C0,C1): a loaded machine cannot put both on one CPU
  *   -n: process i enters network namespace NSi (/run/netns/NSi) first: two hosts on one
  *   -s: process i asks fi_getinfo for source address Ai (node, FI_SOURCE)
  *   -T: the threading model asked for (FI_THREAD_DOMAIN, as Open MPI's mtl ofi without
  *       MPI_THREAD_MULTIPLE; safe: FI_THREAD_SAFE, as with it)
+ *   -M: lat, bw and mr report the median of the loop cut into pieces (100 round trips, one
+ *       window) instead of the mean: on a machine shared with other work the mean follows
+ *       whoever else got the CPU, the median much less
  * Two references run the same loops without libfabric, to tell what a provider adds from
  * what lies beneath it:
  *   -p core: the SCTP core alone (transport/sctpt.h), used as the provider uses it -- a
@@ -77,6 +80,26 @@ static fi_addr_t peer;
 static char *sbuf, *rbuf;
 static struct fi_context2 ctx[2 * WINDOW + 2];
 static enum fi_threading threading = FI_THREAD_DOMAIN;
+static int use_median;
+static double pieces[10000 / 100 + 1024]; /* the loop's pieces: seconds per unit of work */
+static int npieces;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median piece (seconds per unit), or mean when -M is not given or nothing was cut. */
+static double per_unit(double mean)
+{
+	if (!use_median || npieces == 0)
+		return mean;
+	qsort(pieces, (size_t)npieces, sizeof(pieces[0]), cmp_double);
+	return npieces % 2 ? pieces[npieces / 2]
+			   : (pieces[npieces / 2 - 1] + pieces[npieces / 2]) / 2;
+}
 
 #define TRY(call)                                                                             \
 	do {                                                                                  \
@@ -527,13 +550,20 @@ static void latency(int rank, size_t min, size_t max, double q)
 {
 	for (size_t size = min; size <= max; size = size ? size * 2 : 1) {
 		int loop = (int)((size > LARGE ? 1000 : 10000) * q), skip = size > LARGE ? 10 : 100;
-		double t0 = 0, t1;
+		double t0 = 0, t1, tp = 0;
 		if (loop < 1)
 			loop = 1;
+		npieces = 0;
 		x->post_recv(size, TAG_DATA, 1);
 		for (int i = 0; i < loop + skip; i++) {
 			if (i == skip)
-				t0 = now();
+				t0 = tp = now();
+			if (i > skip && (i - skip) % 100 == 0 &&
+			    npieces < (int)(sizeof(pieces) / sizeof(pieces[0]))) {
+				double t = now();
+				pieces[npieces++] = (t - tp) / 100;
+				tp = t;
+			}
 			if (rank == 0) {
 				x->send1(size, TAG_DATA);
 				x->reap_rx(1);
@@ -554,7 +584,7 @@ static void latency(int rank, size_t min, size_t max, double q)
 			x->send1(size, TAG_DATA);
 		}
 		if (rank == 0)
-			printf("lat %zu %.2f\n", size, (t1 - t0) * 1e6 / (2.0 * loop));
+			printf("lat %zu %.2f\n", size, per_unit((t1 - t0) / loop) * 1e6 / 2.0);
 		fflush(stdout);
 	}
 }
@@ -562,11 +592,16 @@ static void latency(int rank, size_t min, size_t max, double q)
 /* The bw loop; returns seconds spent on loop windows. */
 static double window_loop(int rank, size_t size, int loop, int skip)
 {
-	double t0 = 0;
+	double t0 = 0, ti = 0;
 
+	npieces = 0;
 	for (int i = 0; i < loop + skip; i++) {
 		if (i == skip)
 			t0 = now();
+		if (i > skip && npieces < (int)(sizeof(pieces) / sizeof(pieces[0])))
+			pieces[npieces++] = now() - ti; /* the window before this one */
+		if (i >= skip)
+			ti = now();
 		if (rank == 0) {
 			/* the ack's receive is posted first, as fabtests have it pre-posted */
 			x->post_recv(4, TAG_ACK, 2 * WINDOW + 1);
@@ -582,6 +617,8 @@ static double window_loop(int rank, size_t size, int loop, int skip)
 			x->reap_tx(1);
 		}
 	}
+	if (npieces < (int)(sizeof(pieces) / sizeof(pieces[0])))
+		pieces[npieces++] = now() - ti;
 	return now() - t0;
 }
 
@@ -591,11 +628,11 @@ static void bandwidth(int rank, size_t min, size_t max, double q, int rate)
 		int loop = (int)((size > LARGE ? 20 : 100) * q), skip = size > LARGE ? 2 : 10;
 		if (loop < 1)
 			loop = 1;
-		double t = window_loop(rank, size, loop, skip);
+		double t = per_unit(window_loop(rank, size, loop, skip) / loop);
 		if (rank == 0 && rate)
-			printf("mr %zu %.0f\n", size, (double)WINDOW * loop / t);
+			printf("mr %zu %.0f\n", size, (double)WINDOW / t);
 		else if (rank == 0)
-			printf("bw %zu %.2f\n", size, (double)size * WINDOW * loop / t / 1e6);
+			printf("bw %zu %.2f\n", size, (double)size * WINDOW / t / 1e6);
 		fflush(stdout);
 	}
 }
@@ -672,7 +709,7 @@ int main(int argc, char **argv)
 	int c, sv[2], st[2] = {0, 0};
 	pid_t pid[2];
 
-	while ((c = getopt(argc, argv, "p:t:m:z:q:n:s:c:T:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:m:z:q:n:s:c:T:M")) != -1) {
 		switch (c) {
 		case 'p': prov = optarg; break;
 		case 't': tests = optarg; break;
@@ -683,6 +720,7 @@ int main(int argc, char **argv)
 		case 's': split2(optarg, src); break;
 		case 'c': split2(optarg, cpu); break;
 		case 'T': threading = strcmp(optarg, "safe") ? FI_THREAD_DOMAIN : FI_THREAD_SAFE; break;
+		case 'M': use_median = 1; break;
 		default:
 			fprintf(stderr, "usage: ofi_bench -p PROVIDER [-t lat,bw,mr,idle] [-z MIN] [-m MAX] "
 				"[-q F] [-n NS0,NS1] [-s ADDR0,ADDR1] [-c CPU0,CPU1] [-T domain|safe]\n");
