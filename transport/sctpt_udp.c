@@ -159,7 +159,10 @@ struct txbatch {
 
 static pthread_key_t g_tx_key;
 static pthread_once_t g_tx_once = PTHREAD_ONCE_INIT;
-static __thread struct txbatch *t_tx;
+/* initial-exec: inside a plugin (a dlopen'ed .so) every access would otherwise be a call to
+ * __tls_get_addr, several per packet; two pointers fit the static TLS glibc keeps for that */
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+static __thread struct txbatch *t_tx TLS_IE;
 
 static void tx_key_make(void)
 {
@@ -213,21 +216,24 @@ void sctpt_udp_tx_begin(void)
 
 void sctpt_udp_tx_flush(void)
 {
-	for (int k = 0; t_tx && k < TX_SLOTS; k++)
-		slot_flush(t_tx, &t_tx->slot[k]);
+	struct txbatch *b = t_tx;
+	for (int k = 0; b && k < TX_SLOTS; k++)
+		slot_flush(b, &b->slot[k]);
 }
 
 void sctpt_udp_tx_end(void)
 {
-	if (t_tx && --t_tx->depth == 0)
+	struct txbatch *b = t_tx;
+	if (b && --b->depth == 0)
 		sctpt_udp_tx_flush();
 }
 
 void sctpt_udp_tx_unref(void)
 {
-	for (int k = 0; t_tx && t_tx->ext && k < TX_SLOTS; k++)
-		if (t_tx->slot[k].ext)
-			slot_flush(t_tx, &t_tx->slot[k]);
+	struct txbatch *b = t_tx;
+	for (int k = 0; b && b->ext && k < TX_SLOTS; k++)
+		if (b->slot[k].ext)
+			slot_flush(b, &b->slot[k]);
 }
 
 /* The slot batching packets to sel's peer (rail) on path i, or NULL; *empty gets the first
@@ -450,15 +456,16 @@ void sctpt_udp_output(struct sctpt_sel *sel, const void *buf, size_t len)
 		return;
 	int i = out_path(sel); /* on its path, or sprayed over the live ones */
 	struct iovec iov = {(void *)buf, len};
-	if (t_tx && t_tx->depth > 0)
-		tx_add(t_tx, sel, i, buf, len,
+	struct txbatch *b = t_tx;
+	if (b && b->depth > 0)
+		tx_add(b, sel, i, buf, len,
 		       2 * len > TX_BYTES || len + 28 > (size_t)p->ep->udp[p->paths[i]->local].mtu);
 	else
 		sel_send(sel, i, &iov, 1, len, len, 1);
 }
 
 /* Building a packet in place in the batch: where sctpt_udp_reserve put it. */
-static __thread struct txslot *t_res;
+static __thread struct txslot *t_res TLS_IE;
 
 void *sctpt_udp_reserve(struct sctpt_sel *sel, size_t max)
 {
@@ -510,9 +517,10 @@ void sctpt_udp_outputv(struct sctpt_sel *sel, const struct iovec *iov, int n)
 		return;
 	int i = out_path(sel);
 	size_t len = 0;
-	for (int k = 0; t_tx && t_tx->depth > 0 && k < TX_SLOTS; k++)
-		if (t_tx->slot[k].sel == sel && t_tx->slot[k].path == i)
-			slot_flush(t_tx, &t_tx->slot[k]); /* what was batched before it goes first */
+	struct txbatch *b = t_tx;
+	for (int k = 0; b && b->depth > 0 && k < TX_SLOTS; k++)
+		if (b->slot[k].sel == sel && b->slot[k].path == i)
+			slot_flush(b, &b->slot[k]); /* what was batched before it goes first */
 	for (int k = 0; k < n; k++)
 		len += iov[k].iov_len;
 	sel_send(sel, i, iov, n, len, len, 1);
