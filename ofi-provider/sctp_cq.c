@@ -35,13 +35,13 @@ static struct sctp_cqe *push(struct sctp_cq *cq)
 		if (!r)
 			return NULL;
 		for (size_t i = 0; i < cq->count; i++)
-			r[i] = cq->ring[(cq->head + i) % cq->cap];
+			r[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
 		free(cq->ring);
 		cq->ring = r;
 		cq->head = 0;
 		cq->cap = cap;
 	}
-	return &cq->ring[(cq->head + cq->count++) % cq->cap];
+	return &cq->ring[(cq->head + cq->count++) & (cq->cap - 1)];
 }
 
 int sctp_cq_write(struct sctp_cq *cq, void *ctx, uint64_t flags, size_t len, void *buf,
@@ -90,7 +90,7 @@ static ssize_t take(struct sctp_cq *cq, void *buf, size_t count, fi_addr_t *src)
 		memcpy((char *)buf + n * cq->entry_size, &e->e, cq->entry_size);
 		if (src)
 			src[n] = e->src;
-		cq->head = (cq->head + 1) % cq->cap;
+		cq->head = (cq->head + 1) & (cq->cap - 1);
 		cq->count--;
 		n++;
 	}
@@ -137,7 +137,7 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint6
 			.op_context = e->e.op_context, .flags = e->e.flags, .len = e->e.len,
 			.buf = e->e.buf, .data = e->e.data, .tag = e->e.tag, .olen = e->olen,
 			.err = e->err, .prov_errno = e->prov_errno};
-		cq->head = (cq->head + 1) % cq->cap;
+		cq->head = (cq->head + 1) & (cq->cap - 1);
 		cq->count--;
 		rc = 1;
 	}
@@ -284,7 +284,11 @@ int sctp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
-	cq->cap = attr->size ? attr->size : 1024;
+	/* a power of two: positions wrap with a mask */
+	for (cq->cap = 16; cq->cap < attr->size && cq->cap < ((size_t)1 << 30);)
+		cq->cap *= 2;
+	if (!attr->size)
+		cq->cap = 1024;
 	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
 	if (!cq->ring) {
 		free(cq);

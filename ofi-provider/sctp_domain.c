@@ -259,7 +259,7 @@ static void *progress_thread(void *arg)
 		now = atomic_load_explicit(&d->progressed, memory_order_relaxed);
 		away = now == seen;
 		seen = now;
-		if (away && pthread_mutex_trylock(&d->lock) == 0) {
+		if (away && sctp_trylock(d)) {
 			sctp_progress(d);
 			seen = atomic_load_explicit(&d->progressed, memory_order_relaxed);
 			SCTP_UNLOCK(d);

@@ -187,8 +187,10 @@ static void copy_in(struct sctp_rx *rx, size_t off, const uint8_t *data, size_t 
 }
 
 /* Returns 1 when rx is finished (the caller unlinks and frees it), 0 when a multi-receive
- * buffer has room for more. Releases in (and gives it back to the pool when heap is set). */
-static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in, int heap)
+ * buffer has room for more. Releases the core's entry c, and gives in back to the pool when it
+ * is one of the pool's (c is then its own). */
+static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in,
+		   struct sctpt_cqe *c)
 {
 	size_t avail = rx->total - rx->used, n = in->len < avail ? in->len : avail;
 	uint64_t flags = FI_RECV | (in->hdr.op == SCTP_OP_TAGGED ? FI_TAGGED : FI_MSG);
@@ -219,16 +221,15 @@ static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in, i
 				      in->hdr.op == SCTP_OP_TAGGED ? in->hdr.tag : 0, in->src);
 		sctp_cntr_inc(ep->recv_cntr);
 	}
-	if (heap)
-		sctp_in_free(ep->dom, in);
-	else
-		sctpt_cq_release(ep->dom->core, &in->cqe, 1);
+	sctpt_cq_release(ep->dom->core, c, 1);
+	if (c == &in->cqe)
+		sctp_pool_put(&ep->dom->ins, in);
 	return done;
 }
 
 void sctp_msg_deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in)
 {
-	if (deliver(ep, rx, in, 1))
+	if (deliver(ep, rx, in, &in->cqe))
 		sctp_rx_free(ep->dom, rx);
 }
 
@@ -236,15 +237,16 @@ void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp
 {
 	int tagged = h->op == SCTP_OP_TAGGED;
 	struct sctp_rx_q *q = tagged ? &ep->rx_tag : &ep->rx_msg;
-	struct sctp_in in = {.cqe = *c, .hdr = *h, .data = (const uint8_t *)c->data + SCTP_HDR_LEN,
-			     .len = c->len - SCTP_HDR_LEN};
-	struct sctp_in *keep;
+	struct sctp_in in, *keep; /* in.cqe is not set: c is the entry, unless kept */
 	struct sctp_rx *rx;
 
+	in.hdr = *h;
+	in.data = (const uint8_t *)c->data + SCTP_HDR_LEN;
+	in.len = c->len - SCTP_HDR_LEN;
 	in.src = sctp_av_lookup_src(ep->av, h->src_dom, h->src_ep);
 	TAILQ_FOREACH(rx, q, link) {
 		if (sctp_rx_match(rx, &in)) {
-			if (deliver(ep, rx, &in, 0)) {
+			if (deliver(ep, rx, &in, c)) {
 				TAILQ_REMOVE(q, rx, link);
 				sctp_rx_free(ep->dom, rx);
 			}
@@ -257,7 +259,11 @@ void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp
 		sctpt_cq_release(ep->dom->core, c, 1);
 		return;
 	}
-	*keep = in;
+	keep->cqe = *c;
+	keep->hdr = in.hdr;
+	keep->data = in.data;
+	keep->len = in.len;
+	keep->src = in.src;
 	TAILQ_INSERT_TAIL(tagged ? &ep->un_tag : &ep->un_msg, keep, link);
 }
 
@@ -291,7 +297,7 @@ ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t cou
 		if (!sctp_rx_match(rx, in))
 			continue;
 		TAILQ_REMOVE(uq, in, link);
-		if (deliver(ep, rx, in, 1)) {
+		if (deliver(ep, rx, in, &in->cqe)) {
 			sctp_rx_free(ep->dom, rx);
 			SCTP_UNLOCK(ep->dom);
 			return 0;
