@@ -274,6 +274,14 @@ static struct txslot *slot_take(struct txbatch *b, struct sctpt_sel *sel, int i,
 	return s;
 }
 
+/* What is batched for sel's peer (rail) on path i leaves before a packet sent by itself. */
+static void flush_ahead(struct txbatch *b, struct sctpt_sel *sel, int i)
+{
+	struct txslot *s = slot_find(b, sel, i, NULL);
+	if (s)
+		slot_flush(b, s);
+}
+
 /* Queues a packet of sel on path i behind those already batched for them, or with alone,
  * sends it by itself after them: packets too big to batch with another (loopback's 64000
  * bytes: no copy), and packets larger than the NIC's datagram (usrsctp sends a few of 1476
@@ -284,9 +292,7 @@ static void tx_add(struct txbatch *b, struct sctpt_sel *sel, int i, const void *
 		   int alone)
 {
 	if (alone) {
-		struct txslot *s = slot_find(b, sel, i, NULL);
-		if (s)
-			slot_flush(b, s);
+		flush_ahead(b, sel, i);
 		struct iovec iov = {(void *)buf, len};
 		sel_send(sel, i, &iov, 1, len, len, 1);
 		return;
@@ -518,9 +524,8 @@ void sctpt_udp_outputv(struct sctpt_sel *sel, const struct iovec *iov, int n)
 	int i = out_path(sel);
 	size_t len = 0;
 	struct txbatch *b = t_tx;
-	for (int k = 0; b && b->depth > 0 && k < TX_SLOTS; k++)
-		if (b->slot[k].sel == sel && b->slot[k].path == i)
-			slot_flush(b, &b->slot[k]); /* what was batched before it goes first */
+	if (b && b->depth > 0)
+		flush_ahead(b, sel, i);
 	for (int k = 0; k < n; k++)
 		len += iov[k].iov_len;
 	sel_send(sel, i, iov, n, len, len, 1);
