@@ -78,6 +78,16 @@ static void ctl_recv(struct rank_ctx *rc, void *p, size_t len)
 	}
 }
 
+/* Until the RNIC has sent nseg Read Response segments from regions in place; *st after. */
+static inline void pump_until_in_place(struct rank_ctx *rc, uint64_t nseg,
+				       struct iw_rnic_stats *st)
+{
+	do {
+		pump(rc);
+		iw_rnic_stats(rn, st);
+	} while (st->rsp_in_place < nseg);
+}
+
 static inline void wait_wc(struct rank_ctx *rc, struct iw_cq *cq, struct iw_wc *wc)
 {
 	while (iw_poll_cq(cq, 1, wc) == 0)

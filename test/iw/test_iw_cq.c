@@ -294,10 +294,7 @@ static int body_reader_killed(struct rank_ctx *rc, int threaded)
 	ctl_send(rc, &me, sizeof(me));
 	uint64_t nseg = (DREG + 60 * 1024 - 1) / (60 * 1024);
 	struct iw_rnic_stats st;
-	do {
-		pump(rc);
-		iw_rnic_stats(rn, &st);
-	} while (st.rsp_in_place < nseg);
+	pump_until_in_place(rc, nseg, &st);
 	CHECK(kill(peer.pid, SIGKILL) == 0, "kill rank 0");
 	wait_dead(peer.pid);
 	double t0 = now();

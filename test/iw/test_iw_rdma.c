@@ -452,10 +452,7 @@ static int dereg_body(struct rank_ctx *rc, int threaded)
 		ctl_send(rc, &src, sizeof(src));
 		uint64_t nseg = (DREG + 60 * 1024 - 1) / (60 * 1024);
 		struct iw_rnic_stats st;
-		do {
-			pump(rc);
-			iw_rnic_stats(rn, &st);
-		} while (st.rsp_in_place < nseg);
+		pump_until_in_place(rc, nseg, &st);
 		CHECK(st.rsp_in_place == nseg, "%llu segments in place, want %llu",
 		      (unsigned long long)st.rsp_in_place, (unsigned long long)nseg);
 		if (destroy_qp)
