@@ -257,8 +257,8 @@ struct sctpt_peer_stats {
 	uint64_t rail_stalls;       /* times a live rail stopped moving data and its
 				     * unacknowledged fragments were re-sent on the others */
 	uint64_t unclaimed;         /* messages dropped: no handler for their context */
-	/* same-host peers: 1 if our messages to it go through its ring, 2 if its messages come
-	 * through ours, 3 both; messages it read from our buffer; times its ring was full; times
+	/* same-host peers: 1 if our messages to it went through its ring, 2 if its messages came
+	 * through ours, 3 both (also after it closed); messages it read from our buffer; times its ring was full; times
 	 * we woke it; its messages we delivered where they lay in our ring (cfg.shm_lend) */
 	int shm;
 	uint64_t shm_pulls, shm_ring_full, shm_wakeups, shm_lent;

@@ -127,6 +127,7 @@ struct sctpt_shm_peer {
 	int peeked;                  /* its records' memory was in the lock-free look's table */
 	int peek_slot;               /* ... at this index of it (-1: not there) */
 	uint64_t ring_full, npulls, wakeups, nlent, nexpress;
+	int used;                    /* 1: a ring to it was up, 2: one from it (they outlive it) */
 };
 
 /* An accepted connection whose HELLO has not come, or names a card not added yet. */
@@ -719,6 +720,7 @@ static void out_welcome(struct sctpt_ep *ep, struct sctpt_shm_peer *sp)
 	sp->pull = hd->pull && ep->cfg.shm_pull_min > 0;
 	sp->wpos = sp->rcache = 0;
 	sp->out_state = OUT_UP;
+	sp->used |= 1;
 	sh->connecting--;
 	struct sctpt_peer *p = sp->p;
 	if (p->state == SCTPT_PEER_CONNECTING || p->state == SCTPT_PEER_IDLE) {
@@ -811,6 +813,7 @@ static int accept_ring(struct sctpt_ep *ep, struct sctpt_peer *p, struct pending
 	sp->in_fd = pd->fd;
 	sp->in_efd = pd->efd;
 	sp->rpos = sp->rpub = sp->rlast = 0;
+	sp->used |= 2;
 	ep_retag(sh, sp->in_fd, (uint64_t)(uintptr_t)sp | TAG_IN);
 	free(pd);
 	return 0;
@@ -1862,7 +1865,7 @@ void sctpt_shm_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_pee
 {
 	struct sctpt_shm_peer *sp = p->shm;
 	(void)ep;
-	st->shm = (sp->out_state == OUT_UP ? 1 : 0) | (sp->in.hdr ? 2 : 0);
+	st->shm = sp->used;
 	st->shm_pulls = sp->npulls;
 	st->shm_ring_full = sp->ring_full;
 	st->shm_wakeups = sp->wakeups;

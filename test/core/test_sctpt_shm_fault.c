@@ -138,6 +138,9 @@ static int body_killed(struct sh_rank *r)
 	CHECK(lg.sends_failed >= KILL_PULLS, "only %d sends failed: the pulls were never read",
 	      lg.sends_failed);
 	CHECK(sctpt_peer_state(r->ep, r->peer[1]) == SCTPT_PEER_FAILED, "peer state");
+	/* its rings are gone; what went through them still counts */
+	CHECK(sh_stats(r, 1)->shm == 3, "shared memory with the dead peer: %d, not both ways",
+	      sh_stats(r, 1)->shm);
 	int rc = sh_send(r, 1, 1, 99, 0, 10, 1);
 	CHECK(rc == -EPIPE, "send to the dead peer returned %d", rc);
 	printf("  survivor: ASSOC_DOWN (%s); %d queued sends: %d done before, %d failed\n",
