@@ -25,12 +25,22 @@
 #                 on CPU 0). Unbound, the scheduler decides per run, and on a VM a wake-up on
 #                 another vCPU costs tens of us more than one on the same vCPU: latencies
 #                 come out bimodal (both ranks' placements), whatever the stack
+#   MEDIAN=1      -M: per size the median iteration (window) instead of OSU's average, so that
+#                 an iteration that lost the CPU to another job does not count
+#   LOCK=file     each repetition (every test on every stack) under flock file: a machine-wide
+#                 lock for timed runs, released between repetitions
+#   NS=1          two network-namespace hosts instead of loopback (test/common.sh), one rank in
+#                 each (Hydra's MPMD form with `ip netns exec`), joined by one veth link of MTU
+#                 (default 1500) limited by a tbf of RATE (default 10gbit; empty: none). Each
+#                 stack is told its rank's address: MPICH_SCTP_ADDRS, MPICH_INTERFACE_HOSTNAME
+#                 (ch3:sock), UCX_NET_DEVICES (Debian's). Two ranks only: allreduce is left out
 set -u
 
 main() {
 here=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$here/benchmarks/ch3/results}
 mkdir -p "$out/raw" "$out/bin" || exit 2
+rm -f "$out"/raw/* "$out/link_bytes.txt"
 q=${Q:-$([ "${QUICK:-0}" = 1 ] && echo 0.1 || echo 1)}
 reps=${REPS:-3}
 tests=${TESTS:-latency bw bibw allreduce}
@@ -38,6 +48,24 @@ max=${MAX:-4194304}
 np_coll=${NP_COLL:-4}
 read -r -a sctp_env <<<"${SCTP_ENV:-}"
 shm=${SHM:-0}
+median=$([ "${MEDIAN:-0}" = 1 ] && echo -M)
+ns=${NS:-0}
+mtu=${MTU:-1500}
+rate=${RATE-10gbit}
+if [ "$ns" = 1 ]; then
+	. "$here/test/common.sh"	# its EXIT trap removes the namespaces
+	need_netns
+	ns_add h0
+	ns_add h1
+	ns0=$(ns_name h0) ns1=$(ns_name h1)
+	ns_link "$ns0" v0 198.18.0.1/24 "$ns1" v1 198.18.0.2/24
+	ip -n "$ns0" link set v0 mtu "$mtu" && ip -n "$ns1" link set v1 mtu "$mtu" || exit 2
+	if [ -n "$rate" ]; then
+		tc -n "$ns0" qdisc add dev v0 root tbf rate "$rate" burst 1mb latency 10ms || exit 2
+		tc -n "$ns1" qdisc add dev v1 root tbf rate "$rate" burst 1mb latency 10ms || exit 2
+	fi
+	tests=$(echo "$tests" | sed 's/allreduce//')
+fi
 
 declare -A mpicc mpiexec
 for dev in sctp sock; do
@@ -70,9 +98,34 @@ run() { # STACK TEST NP: one run, its output in raw/
 	before) env=(SCTPT_SHM="$shm" LD_LIBRARY_PATH="$BEFORE_LIB" "${sctp_env[@]}") bin=sctp ;;
 	debian) env=(UCX_TLS=self,tcp) ;;
 	esac
-	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$bin]}" -launcher fork ${BIND:+-bind-to "$BIND"} -n "$np" \
-		"$out/bin/$bin/bench_$t" -q "$q" -m "$max" >"$out/raw/$t-$s-$rep.txt" 2>"$out/raw/$t-$s-$rep.err" ||
+	local prog=("$out/bin/$bin/bench_$t" -q "$q" -m "$max" $median) ranks=(-n "$np" "${prog[@]}")
+	if [ "$ns" = 1 ]; then	# rank r in namespace h<r>, told its address
+		ranks=()
+		for r in 0 1; do
+			local ns_r=$ns0 addr=198.18.0.1 dev=v0 renv
+			[ $r = 1 ] && ns_r=$ns1 addr=198.18.0.2 dev=v1
+			case $s in
+			sctp|before) renv=(-env MPICH_SCTP_ADDRS "$addr") ;;
+			sock) renv=(-env MPICH_INTERFACE_HOSTNAME "$addr") ;;
+			debian) renv=(-env UCX_NET_DEVICES "$dev") ;;
+			esac
+			[ $r = 1 ] && ranks+=(:)
+			ranks+=(-n 1 "${renv[@]}" ip netns exec "$ns_r" "${prog[@]}")
+		done
+	fi
+	local b0
+	[ "$ns" = 1 ] && b0=$(link_bytes)
+	env "${env[@]}" timeout -k 10 1800 "${mpiexec[$bin]}" -launcher fork ${BIND:+-bind-to "$BIND"} \
+		"${ranks[@]}" >"$out/raw/$t-$s-$rep.txt" 2>"$out/raw/$t-$s-$rep.err" ||
 		echo "compare.sh: $t on $s (rep $rep) failed, see $out/raw/$t-$s-$rep.err" >&2
+	# the proof that the ranks talked over the link, not some other way
+	[ "$ns" = 1 ] && echo "$t $s $rep $(($(link_bytes) - b0))" >>"$out/link_bytes.txt"
+}
+link_bytes() { # what went out of both ends of the link
+	local a b
+	a=$(ip netns exec "$ns0" cat /sys/class/net/v0/statistics/tx_bytes)
+	b=$(ip netns exec "$ns1" cat /sys/class/net/v1/statistics/tx_bytes)
+	echo $((a + b))
 }
 
 if [ -n "${BEFORE_LIB:-}" ]; then
@@ -84,13 +137,18 @@ declare -A what=([sctp]="sctp: ch3:sctp (SCTP core, SCTPT_SHM=$shm)" [sock]="soc
 	[before]="before: ch3:sctp with ${BEFORE_LIB:-}/libmpi.so.12")
 names=
 for s in $stacks; do names="$names${names:+; }${what[$s]}"; done
-echo "# MPICH 4.0.2, $names; one host, loopback${BIND:+, -bind-to $BIND}: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs (load $(cut -d' ' -f1-3 /proc/loadavg)), Q=$q, $reps reps" | tee "$out/header.txt"
+where="one host, loopback"
+[ "$ns" = 1 ] && where="two namespace hosts, one veth link, MTU $mtu${rate:+, tbf $rate}"
+echo "# MPICH 4.0.2, $names; $where${BIND:+, -bind-to $BIND}: $(date -u +%FT%TZ), $(nproc) cores shared with other jobs (load $(cut -d' ' -f1-3 /proc/loadavg)), Q=$q${median:+, median iterations}, $reps reps, main at $(git -C "$here" rev-parse --short HEAD)" | tee "$out/header.txt"
 for rep in $(seq 1 "$reps"); do
+	[ -n "${LOCK:-}" ] && { exec {lfd}>"$LOCK"; flock "$lfd"; }
 	for t in $tests; do
 		np=2
 		[ "$t" = allreduce ] && np=$np_coll
 		for s in $stacks; do run "$s" "$t" "$np" "$rep"; done
 	done
+	[ -n "${LOCK:-}" ] && exec {lfd}>&-
+	echo "# rep $rep done, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 done
 
 # median per (test, stack, size), then one table per test
@@ -128,6 +186,8 @@ for t in $tests; do
 			}
 		}' "$out"/raw/"$t"-*-*.txt
 done | tee "$out/tables.txt"
+[ "$ns" = 1 ] && awk '!($2 in m) || $4 < m[$2] { m[$2] = $4 } END { printf "\n# bytes over the link per run, the least of any test:"; for (s in m) printf " %s %d", s, m[s]; printf "\n" }' \
+	"$out/link_bytes.txt" | tee -a "$out/tables.txt"
 cat "$out/header.txt" "$out/tables.txt" >"$out/summary.txt"
 }
 
