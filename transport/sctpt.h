@@ -45,6 +45,7 @@ typedef int32_t sctpt_peer_t; /* index into the endpoint's peer table; < 0 is an
 #define SCTPT_MIN_FRAG 512        /* cfg.frag_size bounds, the envelope included */
 #define SCTPT_MAX_FRAG (1u << 20)
 #define SCTPT_MAX_RAILS SCTPT_MAX_ADDRS /* striped rails per peer */
+#define SCTPT_PLACE_HEAD 64       /* first bytes a handler's place hook sees at least */
 
 enum sctpt_event_type {
 	SCTPT_EV_ASSOC_UP = 1,  /* an association with the peer is established */
@@ -90,7 +91,8 @@ struct sctpt_cqe {
 	uint16_t stream;
 	const void *data;   /* RECV: the message; valid until the entry is released */
 	size_t len;
-	void *cookie;       /* SEND: sctpt_send's cookie; RECV: what recv_buf gave, or NULL */
+	void *cookie;       /* SEND: sctpt_send's cookie; RECV: what recv_buf or place gave, or
+			     * NULL */
 	struct sctpt_event ev; /* EVENT (ev.what valid until the entry is released) */
 	void *entry_;       /* the core's */
 };
@@ -109,6 +111,22 @@ struct sctpt_handler {
 	 * the core allocate. Runs with the core's lock held: allocate, nothing more. */
 	void *(*recv_buf)(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 			  void **cookie);
+	/*
+	 * Direct placement: where a message (larger than the few hundred bytes the core copies
+	 * into an entry) goes, chosen from its first bytes -- a layer's own header, which names
+	 * the posted receive it matches. Called as the message begins to arrive over SCTP from
+	 * a non-striped peer, when every earlier message of its (peer, context) has been handed
+	 * to this handler (read with sctpt_cq_read, or passed to complete), so the layer may
+	 * match it there and then; head is its first head_len bytes (head_len >=
+	 * min(len, SCTPT_PLACE_HEAD); less than len when the rest is on its way). Fill iov[0],
+	 * iov[1] (a header of the layer's own, then the user's buffer) with room for exactly
+	 * len bytes and return how many pieces (1 or 2), and a cookie; or 0: the core keeps
+	 * the message as usual. The RECV entry then carries the cookie and data =
+	 * iov[0].iov_base; if the message is abandoned, the entry has status < 0 and the
+	 * pieces may hold part of it. Runs with the core's lock held, as recv_buf.
+	 */
+	int (*place)(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+		     const void *head, size_t head_len, struct iovec iov[2], void **cookie);
 	int events;         /* 1: this handler also gets the endpoint's events */
 	void *arg;
 };

@@ -127,6 +127,8 @@ struct sctpt_rxmsg {
 	uint16_t stream;
 	int handler;                   /* whose context it is */
 	uint8_t *buf;
+	uint8_t *buf2;                 /* placed by its handler in two pieces: bytes from len0 on */
+	uint64_t len0;
 	size_t got;
 	void *owned;                   /* buf's allocation, ours to free (or NULL) */
 	struct sctpt_rxbuf *rxb;       /* ... or the staging buffer it was read into */
@@ -197,6 +199,8 @@ struct sctpt_rxcur {
 	struct sctpt_hdr hdr;
 	uint8_t *dst;              /* where the next bytes go */
 	size_t cap;                /* room left at dst */
+	uint8_t *dst2;             /* placed by its handler: the second piece, once dst is full */
+	size_t cap2;
 	size_t got;                /* payload bytes of this SCTP message so far */
 	int in_stage;              /* single message being read whole into ep->stage */
 	int discard;               /* a bad message being drained */

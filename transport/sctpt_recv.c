@@ -242,12 +242,128 @@ static int span_add(struct sctpt_rxmsg *r, uint64_t off, uint64_t n)
 	return 0;
 }
 
-/* A message read whole (one fragment): into the staging buffer, or, placed, into a staging
- * buffer of its own that goes with it (-ENOMEM: none to be had). */
+/* Where the bytes of r from offset off on go, room of them: c->dst, then c->dst2 when r is in
+ * two pieces (its handler's) and the range crosses into the second. */
+static void cur_target(struct sctpt_rxcur *c, const struct sctpt_rxmsg *r, uint64_t off,
+		       size_t room)
+{
+	c->dst2 = NULL;
+	c->cap2 = 0;
+	if (!r->buf2 || off >= r->len0) {
+		c->dst = r->buf2 ? r->buf2 + (off - r->len0) : r->buf + off;
+		c->cap = room;
+		return;
+	}
+	c->dst = r->buf + off;
+	c->cap = r->len0 - off < room ? (size_t)(r->len0 - off) : room;
+	c->dst2 = r->buf2;
+	c->cap2 = room - c->cap;
+}
+
+/* n bytes to where c points (checked against its room by the caller). */
+static void cur_copy(struct sctpt_rxcur *c, const uint8_t *src, size_t n)
+{
+	while (n) {
+		size_t k = n < c->cap ? n : c->cap;
+		memcpy(c->dst, src, k);
+		c->dst += k;
+		c->cap -= k;
+		src += k;
+		n -= k;
+		if (!c->cap && c->cap2) {
+			c->dst = c->dst2;
+			c->cap = c->cap2;
+			c->cap2 = 0;
+		}
+	}
+}
+
+/* A buffer of the handler's it cannot have: back to it, unfilled. */
+static void cookie_back(struct sctpt_ep *ep, struct sctpt_rxcur *c, int hid, void *cookie,
+			int status)
+{
+	sctpt_cq_recv(ep, hid, c->peer, &c->hdr, c->stream, NULL, 0, cookie, NULL, NULL, NULL,
+		      status);
+}
+
+/*
+ * The message beginning in c, whose first n bytes are at head, placed by its handler (the
+ * place hook): its reassembly in the handler's pieces, or NULL if the core keeps it. Only when
+ * nothing earlier of its (peer, context) is still the core's, so the handler may match it now.
+ */
+static struct sctpt_rxmsg *direct_msg(struct sctpt_ep *ep, struct sctpt_rxcur *c,
+				      const uint8_t *head, size_t n)
+{
+	const struct sctpt_hdr *h = &c->hdr;
+	size_t len = (size_t)h->msg_len;
+	int hid = sctpt_handler_of(ep, h->context);
+	const struct sctpt_hslot *s = &ep->handlers[hid];
+	if (!s->used || !s->h.place || len <= SCTPT_CQE_INLINE || n > len ||
+	    n < (len < SCTPT_PLACE_HEAD ? len : SCTPT_PLACE_HEAD))
+		return NULL;
+	if (s->h.complete ? ep->ndone || atomic_load_explicit(&ep->dispatching, memory_order_acquire)
+			  : !STAILQ_EMPTY(&s->polled))
+		return NULL;
+	if (!(h->flags & SCTPT_F_UNORDERED)) {
+		const struct sctpt_order_ctx *oc = sctpt_order_get(&c->peer->order, h->context);
+		if (!oc || sctpt_order_classify(oc, h->seq) != SCTPT_ORDER_NOW)
+			return NULL;
+	}
+	struct iovec iov[2] = {{NULL, 0}, {NULL, 0}};
+	void *cookie = NULL;
+	int k = s->h.place(s->h.arg, c->peer->id, h->context, h->tag, len, head, n, iov, &cookie);
+	if (k <= 0)
+		return NULL;
+	size_t room0 = iov[0].iov_len, room1 = k > 1 ? iov[1].iov_len : 0;
+	if (k > 2 || room0 > len || room0 + room1 != len || (room0 && !iov[0].iov_base) ||
+	    (room1 && !iov[1].iov_base)) {
+		sctpt_err(-EINVAL, "place hook for context %u: %d pieces of %zu + %zu bytes for a "
+			  "message of %zu", h->context, k, room0, room1, len);
+		cookie_back(ep, c, hid, cookie, -EINVAL);
+		return NULL;
+	}
+	struct sctpt_rxmsg *r = calloc(1, sizeof(*r));
+	if (!r) {
+		cookie_back(ep, c, hid, cookie, -ENOMEM);
+		return NULL;
+	}
+	r->hdr = *h;
+	r->stream = c->stream;
+	r->handler = hid;
+	r->cookie = cookie;
+	if (room0 && room1) {
+		r->buf = iov[0].iov_base;
+		r->len0 = room0;
+		r->buf2 = iov[1].iov_base;
+	} else {
+		r->buf = room0 ? iov[0].iov_base : iov[1].iov_base;
+	}
+	return r;
+}
+
+/* A whole message its handler places (direct_msg): 1, with c reading into its pieces. */
+static int begin_direct(struct sctpt_ep *ep, struct sctpt_rxcur *c, const uint8_t *head, size_t n)
+{
+	struct sctpt_rxmsg *r = direct_msg(ep, c, head, n);
+	if (!r)
+		return 0;
+	cur_target(c, r, 0, (size_t)c->hdr.msg_len);
+	cur_copy(c, head, n);
+	c->frag = r;
+	c->whole = 1;
+	c->got = n;
+	return 1;
+}
+
+/* A message read whole (one fragment): into the handler's buffer (place), into the staging
+ * buffer, or, placed, into a staging buffer of its own that goes with it (-ENOMEM: none to be
+ * had). */
 static int begin_whole(struct sctpt_ep *ep, struct sctpt_rxcur *c, const uint8_t *env, size_t n,
 		       int place)
 {
 	size_t payload = n - SCTPT_HDR_LEN;
+	if (begin_direct(ep, c, env + SCTPT_HDR_LEN, payload))
+		return 0;
 	c->got = payload;
 	c->cap = ep->buf_len - n;
 	if (!place) {
@@ -406,7 +522,9 @@ static int begin_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_pe
 			c->discard = 1;
 			return 0;
 		}
-		*slot = start_reassembly(ep, p, &c->hdr, stream);
+		*slot = direct_msg(ep, c, env + SCTPT_HDR_LEN, payload);
+		if (!*slot)
+			*slot = start_reassembly(ep, p, &c->hdr, stream);
 		if (!*slot) {
 			sctpt_peer_fail(ep, p, -ENOMEM);
 			c->discard = 1;
@@ -426,11 +544,10 @@ static int begin_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c, struct sctpt_pe
 		c->discard = 1;
 		return 0;
 	}
-	memcpy(r->buf + c->hdr.offset, env + SCTPT_HDR_LEN, payload);
+	cur_target(c, r, c->hdr.offset, (size_t)room);
+	cur_copy(c, env + SCTPT_HDR_LEN, payload);
 	c->frag = r;
 	c->got = payload;
-	c->dst = r->buf + c->hdr.offset + payload;
-	c->cap = (size_t)(room - payload);
 	return 0;
 }
 
@@ -439,12 +556,20 @@ static void begin_message(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t st
 	begin_cur(ep, &ep->cur, p, stream, ep->stage->data, n, 0);
 }
 
-/* A placed message's own staging buffer, when the message goes nowhere. */
-static void drop_whole(struct sctpt_ep *ep, struct sctpt_rxcur *c)
+/* A whole message's own buffer (a staging buffer, or its handler's: back to it with status),
+ * when the message goes nowhere. */
+static void drop_whole(struct sctpt_ep *ep, struct sctpt_rxcur *c, int status)
 {
 	if (c->whole && c->frag)
-		rxmsg_drop(ep, c->peer, c->frag, 0);
+		rxmsg_drop(ep, c->peer, c->frag, status);
 	c->frag = NULL;
+}
+
+/* Why a message being read goes nowhere. */
+static int drop_status(const struct sctpt_rxcur *c)
+{
+	const struct sctpt_peer *p = c->peer;
+	return p && p->state == SCTPT_PEER_FAILED && p->error < 0 ? p->error : -EPROTO;
 }
 
 /* The SCTP message in c ended. */
@@ -455,11 +580,11 @@ static void end_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c)
 	if (p)
 		p->sctp_msgs_in++;
 	if (c->discard || (p && p->state == SCTPT_PEER_FAILED)) {
-		drop_whole(ep, c);
+		drop_whole(ep, c, drop_status(c));
 		return;
 	}
 	if (sctpt_hdr_check_payload(&c->hdr, c->got) != 0) {
-		drop_whole(ep, c);
+		drop_whole(ep, c, -EPROTO);
 		protocol_error(ep, p, sctpt_last_error());
 		return;
 	}
@@ -505,6 +630,11 @@ static void account_cur(struct sctpt_ep *ep, struct sctpt_rxcur *c, int to_scrat
 	c->dst += n;
 	c->cap -= n;
 	c->got += n;
+	if (!c->cap && c->cap2) { /* the handler's first piece is full: on to its second */
+		c->dst = c->dst2;
+		c->cap = c->cap2;
+		c->cap2 = 0;
+	}
 }
 
 static void rx_account(struct sctpt_ep *ep, int to_scratch, size_t n)
@@ -516,18 +646,18 @@ void sctpt_rx_abandon(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 {
 	struct sctpt_rxcur *c = &ep->cur;
 	if (c->active && c->peer == p) { /* the rest of a message being read goes nowhere */
+		drop_whole(ep, c, status); /* a reassembly target goes below */
 		c->discard = 1;
-		c->frag = NULL;
 	}
 	c = ep->cur_parked;
 	if (c && c->active && c->peer == p) {
+		drop_whole(ep, c, status);
 		c->discard = 1;
-		c->frag = NULL;
 	}
 	LIST_FOREACH(c, &ep->placing, plink) {
 		if (c->peer != p)
 			continue;
-		drop_whole(ep, c); /* a reassembly target goes below */
+		drop_whole(ep, c, status);
 		c->discard = 1;
 	}
 	for (uint16_t s = 0; s < ep->cfg.streams; s++) {
@@ -570,14 +700,14 @@ void sctpt_rx_place_more(struct sctpt_ep *ep, struct sctpt_rxcur *c, const uint8
 {
 	if (c->discard)
 		return;
-	if (n > c->cap) {
+	if (n > c->cap + c->cap2) {
 		protocol_error(ep, c->peer, "message longer than its envelope says");
-		drop_whole(ep, c);
+		drop_whole(ep, c, -EPROTO);
 		c->discard = 1;
 		return;
 	}
-	memcpy(c->dst, data, n);
-	account_cur(ep, c, 0, n);
+	cur_copy(c, data, n);
+	c->got += n;
 }
 
 void sctpt_rx_place_end(struct sctpt_ep *ep, struct sctpt_rxcur *c)
@@ -589,7 +719,7 @@ void sctpt_rx_place_end(struct sctpt_ep *ep, struct sctpt_rxcur *c)
 void sctpt_rx_place_cancel(struct sctpt_ep *ep, struct sctpt_rxcur *c)
 {
 	LIST_REMOVE(c, plink);
-	drop_whole(ep, c);
+	drop_whole(ep, c, -ECONNRESET);
 	c->active = 0;
 }
 

@@ -4,8 +4,9 @@
  * message (envelope decode, fragment checks, reassembly, ordering, completion entries). A
  * first byte of 'C' instead makes the rest a business card to parse. Bad input must be
  * rejected with an error, never crash or read/write out of bounds. Messages with an odd tag
- * are reassembled in buffers of ours: each must come back exactly once, filled or not
- * (ASan's leak and double-free checks tell).
+ * are reassembled in buffers of ours, and those with bit 1 of the tag set are placed in two
+ * pieces of ours where their first byte says (the place hook): each must come back exactly
+ * once, filled or not (ASan's leak and double-free checks tell).
  */
 #include "sctpt_int.h"
 
@@ -15,29 +16,86 @@
 
 static size_t total;
 
+/* A buffer of ours a message went to: one piece (recv_buf), or two (place). */
+struct ours {
+	uint8_t *p0, *p1;
+	size_t len0, len;
+};
+
+static struct ours *ours_new(size_t len, size_t len0)
+{
+	struct ours *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->len = len;
+	o->len0 = len0;
+	o->p0 = malloc(len0 ? len0 : 1);
+	o->p1 = malloc(len - len0 ? len - len0 : 1);
+	if (!o->p0 || !o->p1) {
+		free(o->p0);
+		free(o->p1);
+		free(o);
+		return NULL;
+	}
+	return o;
+}
+
 static void *recv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 		      void **cookie)
 {
 	(void)arg;
 	(void)peer;
 	(void)context;
-	if (!(tag & 1))
+	struct ours *o;
+	if (!(tag & 1) || !(o = ours_new(len, len)))
 		return NULL;
-	*cookie = malloc(len ? len : 1);
-	return *cookie;
+	*cookie = o;
+	return o->p0;
+}
+
+/* Tags with bit 1 set: two pieces, split where the message's first byte says. */
+static int place(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+		 const void *head, size_t head_len, struct iovec iov[2], void **cookie)
+{
+	(void)arg;
+	(void)peer;
+	(void)context;
+	struct ours *o;
+	if (head_len > len || head_len < (len < SCTPT_PLACE_HEAD ? len : SCTPT_PLACE_HEAD))
+		__builtin_trap(); /* what the hook is promised */
+	if (!(tag & 2))
+		return 0;
+	size_t len0 = head_len ? ((const uint8_t *)head)[0] * len / 256 : 0;
+	if (!(o = ours_new(len, len0)))
+		return 0;
+	iov[0] = (struct iovec){o->p0, len0};
+	iov[1] = (struct iovec){o->p1, len - len0};
+	*cookie = o;
+	return 2;
 }
 
 static void on_complete(void *arg, const struct sctpt_cqe *m)
 {
 	(void)arg;
+	struct ours *o = m->cookie;
 	if (m->kind != SCTPT_CQE_RECV)
 		return;
 	if (m->status == 0) {
-		const volatile uint8_t *d = m->data;
-		for (size_t i = 0; i < m->len; i++)
-			total += d[i]; /* touch every byte: ASan checks the bounds */
+		/* touch every byte: ASan checks the bounds */
+		const volatile uint8_t *d = o ? o->p0 : m->data;
+		size_t n = o ? o->len0 : m->len;
+		for (size_t i = 0; i < n; i++)
+			total += d[i];
+		if (o && o->len0 && m->data != o->p0)
+			__builtin_trap(); /* the entry shows the first piece */
+		for (size_t i = 0; o && i < o->len - o->len0; i++)
+			total += ((const volatile uint8_t *)o->p1)[i];
 	}
-	free(m->cookie);
+	if (o) {
+		free(o->p0);
+		free(o->p1);
+		free(o);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -66,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.max_msg_size = 1 << 20;
 	cfg.handler.complete = on_complete;
 	cfg.handler.recv_buf = recv_buf;
+	cfg.handler.place = place;
 	if (sctpt_open_nosock(&cfg, &ep) != 0)
 		return 0;
 	sctpt_peer_t peers[2] = {sctpt_peer_add(ep, "sctpt1 9 9 127.0.0.2"),
