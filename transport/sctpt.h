@@ -116,8 +116,8 @@ struct sctpt_handler {
 	 * into an entry) goes, chosen from its first bytes -- a layer's own header, which names
 	 * the posted receive it matches. Called as the message begins to arrive over SCTP from
 	 * a non-striped peer, when every earlier message of its (peer, context) has been handed
-	 * to this handler (read with sctpt_cq_read, or passed to complete), so the layer may
-	 * match it there and then; head is its first head_len bytes (head_len >=
+	 * to this handler (read with sctpt_cq_read, passed to complete, or placed), so that the
+	 * layer may match it there and then; head is its first head_len bytes (head_len >=
 	 * min(len, SCTPT_PLACE_HEAD); less than len when the rest is on its way). Fill iov[0],
 	 * iov[1] (a header of the layer's own, then the user's buffer) with room for exactly
 	 * len bytes and return how many pieces (1 or 2), and a cookie; or 0: the core keeps

@@ -31,6 +31,7 @@ static struct sctpt_cqent *ent_get(struct sctpt_ep *ep)
 	e->rxb = NULL;
 	e->owned = NULL;
 	e->loan = NULL;
+	e->unseen = 0;
 	e->c = (struct sctpt_cqe){.entry_ = e}; /* stores in line, no memset call */
 	return e;
 }
@@ -46,6 +47,13 @@ static void ent_put(struct sctpt_ep *ep, struct sctpt_cqent *e)
 	sctpt_pool_put(&ep->cq_pool, e);
 }
 
+/* Out of its handler's queue (handed out, or dropped). */
+static inline void ent_unqueue(struct sctpt_ep *ep, struct sctpt_cqent *e)
+{
+	ep->handlers[e->handler].unseen -= e->unseen;
+	e->unseen = 0;
+}
+
 /* Into the handler's queue; an entry nobody will take is released now. */
 static void ent_queue(struct sctpt_ep *ep, struct sctpt_cqent *e, int hid)
 {
@@ -53,7 +61,10 @@ static void ent_queue(struct sctpt_ep *ep, struct sctpt_cqent *e, int hid)
 	e->handler = hid;
 	if (!s->used) {
 		ent_put(ep, e);
-	} else if (s->h.complete) {
+		return;
+	}
+	s->unseen += e->unseen;
+	if (s->h.complete) {
 		STAILQ_INSERT_TAIL(&ep->done, e, link);
 		ep->ndone++;
 	} else {
@@ -64,7 +75,8 @@ static void ent_queue(struct sctpt_ep *ep, struct sctpt_cqent *e, int hid)
 
 void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
 		   uint16_t stream, const uint8_t *data, size_t len, void *cookie,
-		   struct sctpt_rxbuf *rxb, void *owned, struct sctpt_loan *loan, int status)
+		   struct sctpt_rxbuf *rxb, void *owned, struct sctpt_loan *loan, int status,
+		   int placed)
 {
 	struct sctpt_cqent *e = ent_get(ep);
 	if (!e) {
@@ -105,6 +117,7 @@ void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const str
 		e->loan = loan;
 	}
 	e->c.data = status == 0 ? data : NULL;
+	e->unseen = !placed;
 	ent_queue(ep, e, hid);
 }
 
@@ -119,6 +132,7 @@ void sctpt_cq_recv_small(struct sctpt_ep *ep, int hid, struct sctpt_peer *p,
 	e->rxb = NULL;
 	e->owned = NULL;
 	e->loan = NULL;
+	e->unseen = 1;
 	e->c = (struct sctpt_cqe){.kind = SCTPT_CQE_RECV, .peer = p->id, .context = h->context,
 				  .tag = h->tag, .stream = stream, .data = e->inline_data,
 				  .len = len, .entry_ = e};
@@ -183,6 +197,7 @@ static void take_batch(struct sctpt_ep *ep, struct sctpt_cqbatch *b)
 		const struct sctpt_hslot *s = &ep->handlers[e->handler];
 		STAILQ_REMOVE_HEAD(&ep->done, link);
 		ep->ndone--;
+		ent_unqueue(ep, e);
 		/* the handler as it is now: one removed meanwhile gets nothing more */
 		b->complete[b->n] = s->used ? s->h.complete : NULL;
 		b->arg[b->n] = s->h.arg;
@@ -312,6 +327,7 @@ static void handler_drop(struct sctpt_ep *ep, int id)
 	while ((e = STAILQ_FIRST(&s->polled))) {
 		STAILQ_REMOVE_HEAD(&s->polled, link);
 		ep->npolled--;
+		ent_unqueue(ep, e);
 		ent_put(ep, e);
 	}
 }
@@ -337,6 +353,7 @@ int sctpt_cq_read(struct sctpt_ep *ep, int id, struct sctpt_cqe *out, int max)
 		struct sctpt_cqent *e = STAILQ_FIRST(&s->polled);
 		STAILQ_REMOVE_HEAD(&s->polled, link);
 		ep->npolled--;
+		ent_unqueue(ep, e);
 		out[n++] = e->c;
 	}
 	sctpt_unlock(ep);
@@ -362,6 +379,7 @@ void sctpt_cq_fini(struct sctpt_ep *ep)
 			handler_drop(ep, i);
 	while ((e = STAILQ_FIRST(&ep->done))) {
 		STAILQ_REMOVE_HEAD(&ep->done, link);
+		ent_unqueue(ep, e);
 		ent_put(ep, e);
 	}
 	ep->ndone = ep->npolled = 0;

@@ -132,7 +132,8 @@ struct sctpt_rxmsg {
 	size_t got;
 	void *owned;                   /* buf's allocation, ours to free (or NULL) */
 	struct sctpt_rxbuf *rxb;       /* ... or the staging buffer it was read into */
-	void *cookie;                  /* from recv_buf: buf is the handler's */
+	void *cookie;                  /* from recv_buf or place: buf is the handler's */
+	int placed;                    /* by its handler's place hook */
 	/* striped peers: messages being reassembled, and the byte ranges that arrived (sorted,
 	 * adjacent ones merged; an overlap is refused, so the message is whole when the
 	 * ranges add up to its length) */
@@ -218,6 +219,7 @@ struct sctpt_cqent {
 	struct sctpt_rxbuf *rxb;   /* data lives in this staging buffer, or */
 	void *owned;               /* ... in this allocation, or */
 	struct sctpt_loan *loan;   /* ... in a same-host peer's ring, or inline below */
+	int unseen;                /* a message its handler has not seen (counted in its slot) */
 	char what[SCTPT_CARD_MAX + 96];
 	uint8_t inline_data[SCTPT_CQE_INLINE];
 };
@@ -229,6 +231,7 @@ struct sctpt_hslot {
 	int used;
 	struct sctpt_handler h;
 	struct sctpt_cqq polled;   /* entries waiting for sctpt_cq_read (no complete function) */
+	int unseen;                /* messages queued for it that it did not place itself */
 };
 
 /* A free list of objects of one size: what is put back is kept (up to keep) for the next
@@ -341,10 +344,12 @@ static inline int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context)
 void sctpt_cq_recv_small(struct sctpt_ep *ep, int hid, struct sctpt_peer *p,
 			 const struct sctpt_hdr *h, uint16_t stream, const uint8_t *data, size_t len);
 /* Queues a RECV entry for handler hid; the data moves with rxb, owned or loan (one of them,
- * or none: copied, or the handler's own recv_buf buffer). */
+ * or none: copied, or the handler's own recv_buf buffer). placed: the handler placed the
+ * message itself (its place hook), so it has seen it already. */
 void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const struct sctpt_hdr *h,
 		   uint16_t stream, const uint8_t *data, size_t len, void *cookie,
-		   struct sctpt_rxbuf *rxb, void *owned, struct sctpt_loan *loan, int status);
+		   struct sctpt_rxbuf *rxb, void *owned, struct sctpt_loan *loan, int status,
+		   int placed);
 /* A send's completion entry is taken when the send is queued, so that it cannot fail to
  * complete later for want of memory; sctpt_cq_send queues it, sctpt_cq_drop returns it. */
 struct sctpt_cqent *sctpt_cq_reserve(struct sctpt_ep *ep);

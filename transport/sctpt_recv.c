@@ -18,7 +18,7 @@ static void rxmsg_drop(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_r
 {
 	if (r->cookie && status)
 		sctpt_cq_recv(ep, r->handler, p, &r->hdr, r->stream, NULL, 0, r->cookie, NULL, NULL,
-			      NULL, status);
+			      NULL, status, r->placed);
 	if (r->rxb)
 		sctpt_rxbuf_put(ep, r->rxb);
 	free(r->owned);
@@ -70,7 +70,9 @@ static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctp
 	struct sctpt_rxbuf *rxb = NULL;
 	struct sctpt_loan *loan = NULL;
 	void *owned = NULL, *cookie = NULL;
+	int placed = 0;
 	if (r) {
+		placed = r->placed;
 		rxb = r->rxb;
 		owned = r->owned;
 		cookie = r->cookie;
@@ -85,7 +87,7 @@ static void deliver(struct sctpt_ep *ep, struct sctpt_peer *p, const struct sctp
 	} else if (len > SCTPT_CQE_INLINE && take_stage(ep, &rxb) != 0) {
 		rxb = NULL; /* copied by the completion queue */
 	}
-	sctpt_cq_recv(ep, hid, p, h, stream, data, len, cookie, rxb, owned, loan, 0);
+	sctpt_cq_recv(ep, hid, p, h, stream, data, len, cookie, rxb, owned, loan, 0, placed);
 }
 
 /* A held message: keeps the staging buffer it is in, or a copy of a small one (as
@@ -283,7 +285,7 @@ static void cookie_back(struct sctpt_ep *ep, struct sctpt_rxcur *c, int hid, voi
 			int status)
 {
 	sctpt_cq_recv(ep, hid, c->peer, &c->hdr, c->stream, NULL, 0, cookie, NULL, NULL, NULL,
-		      status);
+		      status, 1);
 }
 
 /*
@@ -301,8 +303,9 @@ static struct sctpt_rxmsg *direct_msg(struct sctpt_ep *ep, struct sctpt_rxcur *c
 	if (!s->used || !s->h.place || len <= SCTPT_CQE_INLINE || n > len ||
 	    n < (len < SCTPT_PLACE_HEAD ? len : SCTPT_PLACE_HEAD))
 		return NULL;
-	if (s->h.complete ? ep->ndone || atomic_load_explicit(&ep->dispatching, memory_order_acquire)
-			  : !STAILQ_EMPTY(&s->polled))
+	/* a send's completion, an event or a message it placed itself does not count */
+	if (s->unseen ||
+	    (s->h.complete && atomic_load_explicit(&ep->dispatching, memory_order_acquire)))
 		return NULL;
 	if (!(h->flags & SCTPT_F_UNORDERED)) {
 		const struct sctpt_order_ctx *oc = sctpt_order_get(&c->peer->order, h->context);
@@ -331,6 +334,7 @@ static struct sctpt_rxmsg *direct_msg(struct sctpt_ep *ep, struct sctpt_rxcur *c
 	r->stream = c->stream;
 	r->handler = hid;
 	r->cookie = cookie;
+	r->placed = 1;
 	if (room0 && room1) {
 		r->buf = iov[0].iov_base;
 		r->len0 = room0;

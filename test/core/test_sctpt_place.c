@@ -6,17 +6,21 @@
  * cookie and the first piece (whole messages and ones in several fragments), messages the
  * hook declined or never saw (small ones) arrive as usual, everything arrives once and in
  * order, and the hook is only ever asked for a message once every earlier one has been read.
- * First in lockstep (every message that qualifies must reach the hook), then streaming with
- * the reader lagging.
+ * First in lockstep (every message that qualifies must reach the hook), again with the
+ * placed messages' entries left unread (they must not keep the next one from the hook), then
+ * streaming with the reader lagging.
  */
 #include "harness.h"
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
-#define NA 40      /* lockstep messages */
+#define NA 40      /* lockstep messages, every one read before the next */
+#define NC 40      /* lockstep, the placed ones left unread */
+#define NL (NA + NC)
 #define NB 400     /* streamed messages */
-#define N (NA + NB)
+#define N (NL + NB)
 #define HDR 8      /* the "layer's header": which receive the message is for */
 #define BIG 150000 /* in three fragments */
 
@@ -38,6 +42,7 @@ struct posted {
 };
 static struct posted *post;
 static int nread, hook_calls, placed, declined, bad_contract;
+static int seen; /* messages placed or read: the hook may only be asked for the next one */
 
 static int decline(int i)
 {
@@ -57,10 +62,10 @@ static int place(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, si
 	}
 	memcpy(&i, head, sizeof(i));
 	/* the contract: everything before this message has been read already */
-	if (context != 1 || (int)i != tag || i >= N || (int)i != nread || len != size_of((int)i) ||
+	if (context != 1 || (int)i != tag || i >= N || (int)i != seen || len != size_of((int)i) ||
 	    head_len < (len < SCTPT_PLACE_HEAD ? len : SCTPT_PLACE_HEAD) || head_len > len) {
-		fprintf(stderr, "place: message %u (tag %d, %zu of %zu bytes) with %d read\n", i,
-			tag, head_len, len, nread);
+		fprintf(stderr, "place: message %u (tag %d, %zu of %zu bytes) with %d seen\n", i,
+			tag, head_len, len, seen);
 		bad_contract++;
 		return 0;
 	}
@@ -79,6 +84,7 @@ static int place(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, si
 	}
 	p->placed = 1;
 	placed++;
+	seen = (int)i + 1;
 	*cookie = p;
 	return i % 5 == 4 ? 1 : 2;
 }
@@ -137,10 +143,27 @@ static int read_some(struct rank_ctx *rc, uint8_t *want)
 		CHECK(c[k].kind == SCTPT_CQE_RECV, "entry of kind %d", c[k].kind);
 		CHECK(c[k].tag == nread, "message %d arrived as number %d", c[k].tag, nread);
 		check_message(&c[k], want);
+		if (!post[nread].placed)
+			seen = nread + 1;
 		nread++;
 	}
 	sctpt_cq_release(rc->ep, c, n);
 	return n;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Messages from rank 1 the core has finished (their entries queued, read or not). */
+static int delivered(struct rank_ctx *rc)
+{
+	struct sctpt_peer_stats st;
+	CHECK(sctpt_peer_stats(rc->ep, rc->peer[1], &st) == 0, "stats");
+	return (int)st.msgs_recv;
 }
 
 static void ack(struct rank_ctx *rc, int i)
@@ -148,6 +171,16 @@ static void ack(struct rank_ctx *rc, int i)
 	static char a = 'a';
 	struct iovec iov = {&a, 1};
 	CHECK(sctpt_send(rc->ep, rc->peer[1], 2, i, 0, &iov, 1, NULL) >= 0, "ack %d", i);
+}
+
+/* Rank 1: progress, and its send completions (handler 0's) read and dropped. */
+static void sender_wait(struct rank_ctx *rc)
+{
+	struct sctpt_cqe c[8];
+	int n = sctpt_cq_read(rc->ep, 0, c, 8);
+	sctpt_cq_release(rc->ep, c, n);
+	if (!n)
+		sctpt_wait(rc->ep, 10);
 }
 
 static int body(struct rank_ctx *rc)
@@ -161,7 +194,7 @@ static int body(struct rank_ctx *rc)
 		for (int i = 0; i < N; i++)
 			CHECK((post[i].user = malloc(size_of(i))), "memory");
 		for (int i = 0; i < NA; i++) {
-			for (int k = 0; k < 3000 && nread <= i; k++)
+			for (uint64_t t = now_ms() + 30000; nread <= i && now_ms() < t;)
 				if (!read_some(rc, want))
 					sctpt_wait(rc->ep, 10);
 			CHECK(nread == i + 1, "lockstep message %d did not come", i);
@@ -180,8 +213,21 @@ static int body(struct rank_ctx *rc)
 		CHECK(hook_calls == expect && placed == expect_placed && !bad_contract,
 		      "lockstep: hook called %d times (%d placed), %d expected (%d)", hook_calls,
 		      placed, expect, expect_placed);
+		/* placed messages left unread (once whole) do not keep the next from the hook */
+		for (int i = NA; i < NL; i++) {
+			int must_read = size_of(i) <= 256 || decline(i);
+			/* sctpt_wait returns at once while entries wait unread: a deadline */
+			for (uint64_t t = now_ms() + 30000; now_ms() < t &&
+			     !(post[i].placed && delivered(rc) > i) && !(must_read && nread > i);)
+				if (!must_read || !read_some(rc, want))
+					sctpt_wait(rc->ep, 10);
+			CHECK(post[i].placed || (must_read && nread > i),
+			      "message %d (%zu bytes) was not placed with %d placed ones unread", i,
+			      size_of(i), placed - nread);
+			ack(rc, i);
+		}
 		/* streaming: now and then the reader lets entries pile up */
-		for (int k = 0; k < 20000 && nread < N; k++) {
+		for (uint64_t k = 0, t = now_ms() + 60000; nread < N && now_ms() < t; k++) {
 			if (k % 3 == 0)
 				sctpt_progress(rc->ep);
 			else if (!read_some(rc, want))
@@ -209,23 +255,15 @@ static int body(struct rank_ctx *rc)
 		fill(bufs[i], i);
 		struct iovec iov = {bufs[i], size_of(i)};
 		CHECK(sctpt_send(rc->ep, rc->peer[0], 1, i, 0, &iov, 1, NULL) >= 0, "send %d", i);
-		for (int k = 0; k < 3000 && i < NA && acks <= i; k++)
-			sctpt_wait(rc->ep, 10);
-		CHECK(i >= NA || acks == i + 1, "no ack for lockstep message %d", i);
-		if (i >= NA) {
-			struct sctpt_cqe c[8]; /* send completions of handler 0 */
-			sctpt_progress(rc->ep);
-			int n = sctpt_cq_read(rc->ep, 0, c, 8);
-			sctpt_cq_release(rc->ep, c, n);
-		}
+		for (uint64_t t = now_ms() + 30000; i < NL && acks <= i && now_ms() < t;)
+			sender_wait(rc);
+		CHECK(i >= NL || acks == i + 1, "no ack for lockstep message %d", i);
+		if (i >= NL)
+			sender_wait(rc);
 	}
-	for (int k = 0; k < 6000 && acks < NA + 1; k++) {
-		struct sctpt_cqe c[8];
-		sctpt_wait(rc->ep, 10);
-		int n = sctpt_cq_read(rc->ep, 0, c, 8);
-		sctpt_cq_release(rc->ep, c, n);
-	}
-	CHECK(acks == NA + 1, "rank 0 did not get everything");
+	for (uint64_t t = now_ms() + 60000; acks < NL + 1 && now_ms() < t;)
+		sender_wait(rc);
+	CHECK(acks == NL + 1, "rank 0 did not get everything");
 	done = 1;
 	harness_barrier(rc);
 	for (int i = 0; i < N; i++)

@@ -468,7 +468,9 @@ static int dereg_body(struct rank_ctx *rc, int threaded)
 			rc1 = iw_dereg_mr(rn, src.stag);
 		CHECK(rc1 == 0, "dereg after %d tries: %d (%s)", tries, rc1, iw_last_error());
 		iw_rnic_stats(rn, &st);
-		CHECK(st.dereg_waits >= 1, "dereg did not wait");
+		/* with rank 0's own thread progressing, the segments may all be acknowledged
+		 * before the first call: nothing to wait for then */
+		CHECK(threaded || st.dereg_waits >= 1, "dereg did not wait");
 		memset(buf, 0xee, DREG); /* what a read from here from now on would send */
 		free(buf);
 		buf = NULL;
