@@ -338,6 +338,12 @@ void sctpt_handler_remove(struct sctpt_ep *ep, int id)
 		return;
 	sctpt_lock(ep);
 	handler_drop(ep, id);
+	struct sctpt_cqent *e;
+	/* not counted against a later handler in its slot */
+	STAILQ_FOREACH(e, &ep->done, link)
+		if (e->handler == id)
+			e->unseen = 0;
+	ep->handlers[id].unseen = 0;
 	ep->handlers[id].used = 0;
 	sctpt_unlock(ep);
 }
