@@ -54,6 +54,7 @@ mtu=${MTU:-1500}
 rate=${RATE-10gbit}
 if [ "$ns" = 1 ]; then
 	. "$here/test/common.sh"	# its EXIT trap removes the namespaces
+	trap 'exit 143' TERM INT	# ... also when the run is stopped
 	need_netns
 	ns_add h0
 	ns_add h1
