@@ -115,6 +115,10 @@ static int handle(struct sctp_domain *d, struct sctpt_cqe *c)
 
 	switch (c->kind) {
 	case SCTPT_CQE_RECV:
+		if (c->cookie) { /* placed (or abandoned) into a receive */
+			sctp_msg_placed(d, c);
+			return 0;
+		}
 		if (c->status < 0)
 			return 0;
 		if (c->context == SCTP_CTX_CTRL) {
@@ -175,9 +179,35 @@ static __attribute__((noinline)) int drain(struct sctp_domain *d)
 	return total;
 }
 
+/*
+ * Direct placement. The core asks, under its lock, where a message goes once everything
+ * earlier on its context was read (sctpt_cq_read); the provider has matched all of that when
+ * nobody holds dom->lock, or when this thread holds it and is inside the core's progress
+ * (sctp_progress, whose drain takes everything before it returns). The progress of another
+ * thread (automatic progress, sctpt_wait) only trylocks: the application may hold dom->lock
+ * while it waits for the core's lock.
+ */
+static __thread struct sctp_domain *t_progress __attribute__((tls_model("initial-exec")));
+
+static int place_hook(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+		      const void *head, size_t head_len, struct iovec iov[2], void **cookie)
+{
+	struct sctp_domain *d = arg;
+	int k;
+
+	(void)peer, (void)tag;
+	if (t_progress == d)
+		return sctp_msg_place(d, context, len, head, head_len, iov, cookie);
+	if (!sctp_trylock(d))
+		return 0;
+	k = sctp_msg_place(d, context, len, head, head_len, iov, cookie);
+	sctp_unlock(d);
+	return k;
+}
+
 int sctp_progress(struct sctp_domain *d)
 {
-	int total = 0;
+	int total = 0, n;
 
 	/* under dom->lock: no other writer */
 	atomic_store_explicit(&d->progressed,
@@ -185,7 +215,10 @@ int sctp_progress(struct sctp_domain *d)
 			      memory_order_relaxed);
 	/* the core counts the entries queued for us in what it returns, those queued before
 	 * (by sctpt_wait, sctpt_send) too: 0 means there is nothing to read */
-	if (sctpt_progress(d->core) > 0)
+	t_progress = d;
+	n = sctpt_progress(d->core);
+	t_progress = NULL;
+	if (n > 0)
 		total += 1 + drain(d);
 	if (d->rnic)
 		total += sctp_rma_progress(d);
@@ -216,11 +249,15 @@ void sctp_sleep(struct sctp_domain *d, int ms)
 {
 	/* single: the application makes no other call meanwhile; the lock keeps the domain's
 	 * thread out of the core while we are in it */
-	if (d->single)
+	if (d->single) {
 		SCTP_LOCK(d);
+		t_progress = d; /* nothing read is left unmatched: drains are done under the lock */
+	}
 	sctpt_wait(d->core, ms);
-	if (d->single)
+	if (d->single) {
+		t_progress = NULL;
 		SCTP_UNLOCK(d);
+	}
 }
 
 /*
@@ -280,6 +317,10 @@ static int domain_close(struct fid *fid)
 	}
 	sctp_rma_fini(d); /* before the core, with no thread progressing it */
 	sctpt_close(d->core);
+	sctp_msg_place_fini(d);
+	SCTP_INFO(FI_LOG_DOMAIN, "domain: %llu messages received into the receive buffer by the "
+		  "core, %llu copied there, %llu dropped\n", (unsigned long long)d->placed,
+		  (unsigned long long)d->copied, (unsigned long long)d->dropped);
 	sctp_fnn_free(d->fnn);
 	domain_free(d);
 	return 0;
@@ -333,12 +374,38 @@ static int domain_endpoint2(struct fid_domain *domain, struct fi_info *info, str
 	return flags ? -FI_EINVAL : sctp_ep_open(domain, info, ep, context);
 }
 
+static int domain_stats(struct fid_domain *domain, struct fi_sctp_stats *s)
+{
+	struct sctp_domain *d = container_of(domain, struct sctp_domain, dom);
+
+	SCTP_LOCK(d);
+	*s = (struct fi_sctp_stats){.placed = d->placed, .copied = d->copied,
+				    .dropped = d->dropped};
+	SCTP_UNLOCK(d);
+	return 0;
+}
+
+static struct fi_sctp_ops_domain domain_ext = {
+	.size = sizeof(struct fi_sctp_ops_domain),
+	.stats = domain_stats,
+};
+
+static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+			   void *context)
+{
+	(void)fid, (void)flags, (void)context;
+	if (!name || strcmp(name, FI_SCTP_DOMAIN_OPS) != 0)
+		return -FI_ENOSYS;
+	*ops = &domain_ext;
+	return 0;
+}
+
 static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = domain_bind,
 	.control = sctp_no_control,
-	.ops_open = sctp_no_ops_open,
+	.ops_open = domain_ops_open,
 	.tostr = sctp_no_tostr,
 	.ops_set = sctp_no_ops_set,
 };
@@ -426,6 +493,7 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	d->mr_mode = info->domain_attr->mr_mode;
 	pthread_mutex_init(&d->lock, NULL);
 	TAILQ_INIT(&d->acks);
+	TAILQ_INIT(&d->placing);
 	d->next_ack = 1;
 	d->txs.size = sizeof(struct sctp_tx);
 	d->rxs.size = sizeof(struct sctp_rx);
@@ -449,6 +517,8 @@ int sctp_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	cfg.accept_unknown = 1; /* RDM: anyone who knows our name may send to us */
 	cfg.handler.complete = NULL; /* polled: messages wait in the core's buffers */
 	cfg.handler.events = 1;
+	cfg.handler.place = place_hook;
+	cfg.handler.arg = d;
 	rc = sctp_fnn_load(sctp_params.fnn_table, sctp_params.fnn_addrs, &d->fnn);
 	if (rc != 0) {
 		pthread_mutex_destroy(&d->lock);

@@ -3,7 +3,9 @@
  * is one core message (header + payload, sctp_proto.h); a received message is matched
  * against the posted receives of its kind in posting order, or waits, as the core's own
  * completion entry (no copy), in the endpoint's unexpected queue until a receive matches it.
- * Data is copied once, from the core's buffer into the receive buffer.
+ * Data is copied once, from the core's buffer into the receive buffer -- or not at all: a
+ * message that arrives whole and matches a posted receive as it begins to arrive is read by
+ * the core straight into that receive's buffer (sctp_msg_place).
  */
 #include "sctp_prov.h"
 
@@ -143,9 +145,11 @@ struct sctp_rx *sctp_rx_new(struct sctp_domain *d, const struct iovec *iov, size
 	rx->src = src;
 	rx->tag = tag;
 	rx->ignore = ignore;
+	rx->seq = d->rx_seq++;
 	rx->count = count;
 	rx->total = 0;
 	rx->used = 0;
+	rx->ep = NULL;
 	for (size_t i = 0; i < count; i++) {
 		rx->iov[i] = iov[i];
 		rx->total += iov[i].iov_len;
@@ -186,41 +190,54 @@ static void copy_in(struct sctp_rx *rx, size_t off, const uint8_t *data, size_t 
 	}
 }
 
-/* Returns 1 when rx is finished (the caller unlinks and frees it), 0 when a multi-receive
- * buffer has room for more. Releases the core's entry c, and gives in back to the pool when it
- * is one of the pool's (c is then its own). */
-static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in,
-		   struct sctpt_cqe *c)
+/* The completion (entry, counter) of rx for a message of len payload bytes (header h, from
+ * src) of which it got n. Returns 1 when rx is finished (the caller frees it), 0 when a
+ * multi-receive buffer has room for more. */
+static int rx_complete(struct sctp_ep *ep, struct sctp_rx *rx, const struct sctp_hdr *h,
+		       fi_addr_t src, size_t len, size_t n)
 {
-	size_t avail = rx->total - rx->used, n = in->len < avail ? in->len : avail;
-	uint64_t flags = FI_RECV | (in->hdr.op == SCTP_OP_TAGGED ? FI_TAGGED : FI_MSG);
+	uint64_t flags = FI_RECV | (h->op == SCTP_OP_TAGGED ? FI_TAGGED : FI_MSG);
 	uint64_t data = 0;
 	void *buf = rx->count ? (char *)rx->iov[0].iov_base + rx->used : NULL;
 	int done = 1;
 
-	copy_in(rx, rx->used, in->data, n);
-	if (in->hdr.flags & SCTP_HF_CQ_DATA) {
+	if (h->flags & SCTP_HF_CQ_DATA) {
 		flags |= FI_REMOTE_CQ_DATA;
-		data = in->hdr.data;
+		data = h->data;
 	}
 	if (rx->flags & FI_MULTI_RECV) {
 		rx->used += n;
-		done = n < in->len || rx->total - rx->used < ep->min_multi_recv;
+		done = n < len || rx->total - rx->used < ep->min_multi_recv;
 		if (done)
 			flags |= FI_MULTI_RECV;
 	}
-	if (n < in->len) {
+	if (n < len) {
 		if (ep->rx_cq)
-			sctp_cq_write_err(ep->rx_cq, rx->context, flags, n, buf, data,
-					  in->hdr.tag, in->len - n, FI_ETRUNC, -FI_ETRUNC);
+			sctp_cq_write_err(ep->rx_cq, rx->context, flags, n, buf, data, h->tag,
+					  len - n, FI_ETRUNC, -FI_ETRUNC);
 		sctp_cntr_inc_err(ep->recv_cntr);
 	} else {
 		if (ep->rx_cq && (!ep->rx_selective || (rx->flags & FI_COMPLETION) ||
 				  (flags & FI_MULTI_RECV)))
 			sctp_cq_write(ep->rx_cq, rx->context, flags, n, buf, data,
-				      in->hdr.op == SCTP_OP_TAGGED ? in->hdr.tag : 0, in->src);
+				      h->op == SCTP_OP_TAGGED ? h->tag : 0, src);
 		sctp_cntr_inc(ep->recv_cntr);
 	}
+	return done;
+}
+
+/* Copies in's data into rx and completes it; see rx_complete for what it returns. Releases
+ * the core's entry c, and gives in back to the pool when it is one of the pool's (c is then
+ * its own). */
+static int deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in,
+		   struct sctpt_cqe *c)
+{
+	size_t avail = rx->total - rx->used, n = in->len < avail ? in->len : avail;
+	int done;
+
+	copy_in(rx, rx->used, in->data, n);
+	done = rx_complete(ep, rx, &in->hdr, in->src, in->len, n);
+	ep->dom->copied++;
 	sctpt_cq_release(ep->dom->core, c, 1);
 	if (c == &in->cqe)
 		sctp_pool_put(&ep->dom->ins, in);
@@ -267,18 +284,46 @@ void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp
 	TAILQ_INSERT_TAIL(tagged ? &ep->un_tag : &ep->un_msg, keep, link);
 }
 
+/* rx takes the earliest unexpected message it matches, else joins the posted receives: at
+ * the end, or, posted again after its placement failed, where its posting order puts it. */
+static void rx_post(struct sctp_ep *ep, struct sctp_rx *rx, int in_order)
+{
+	int tagged = (rx->flags & FI_TAGGED) != 0;
+	struct sctp_in_q *uq = tagged ? &ep->un_tag : &ep->un_msg;
+	struct sctp_rx_q *q = tagged ? &ep->rx_tag : &ep->rx_msg;
+	struct sctp_in *in, *next;
+	struct sctp_rx *it;
+
+	for (in = TAILQ_FIRST(uq); in; in = next) {
+		next = TAILQ_NEXT(in, link);
+		if (!sctp_rx_match(rx, in))
+			continue;
+		TAILQ_REMOVE(uq, in, link);
+		if (deliver(ep, rx, in, &in->cqe)) {
+			sctp_rx_free(ep->dom, rx);
+			return;
+		}
+	}
+	if (in_order) {
+		TAILQ_FOREACH(it, q, link) {
+			if (it->seq > rx->seq) {
+				TAILQ_INSERT_BEFORE(it, rx, link);
+				return;
+			}
+		}
+	}
+	TAILQ_INSERT_TAIL(q, rx, link);
+}
+
 ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t count,
 			 fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 			 void *context)
 {
-	int tagged = (flags & FI_TAGGED) != 0;
-	struct sctp_in_q *uq = tagged ? &ep->un_tag : &ep->un_msg;
-	struct sctp_in *in, *next;
 	struct sctp_rx *rx;
 
 	if (!(ep->caps & FI_DIRECTED_RECV))
 		src = FI_ADDR_UNSPEC;
-	if (tagged)
+	if (flags & FI_TAGGED)
 		flags &= ~FI_MULTI_RECV;
 	if (count > SCTP_IOV_LIMIT)
 		return -FI_EINVAL;
@@ -292,20 +337,89 @@ ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t cou
 		SCTP_UNLOCK(ep->dom);
 		return -FI_EAGAIN;
 	}
-	for (in = TAILQ_FIRST(uq); in; in = next) {
-		next = TAILQ_NEXT(in, link);
-		if (!sctp_rx_match(rx, in))
-			continue;
-		TAILQ_REMOVE(uq, in, link);
-		if (deliver(ep, rx, in, &in->cqe)) {
-			sctp_rx_free(ep->dom, rx);
-			SCTP_UNLOCK(ep->dom);
-			return 0;
-		}
-	}
-	TAILQ_INSERT_TAIL(tagged ? &ep->rx_tag : &ep->rx_msg, rx, link);
+	rx_post(ep, rx, 0);
 	SCTP_UNLOCK(ep->dom);
 	return 0;
+}
+
+/* ---- direct placement ---- */
+
+int sctp_msg_place(struct sctp_domain *d, uint32_t context, size_t len, const void *head,
+		   size_t head_len, struct iovec iov[2], void **cookie)
+{
+	uint32_t idx = context - SCTP_CTX_EP;
+	struct sctp_ep *ep;
+	struct sctp_rx_q *q;
+	struct sctp_in in;
+	struct sctp_rx *rx;
+	size_t payload;
+
+	if (context < SCTP_CTX_EP || idx >= SCTP_MAX_EPS || !(ep = d->eps[idx]) || !ep->enabled ||
+	    sctp_hdr_decode(&in.hdr, head, head_len) != 0 ||
+	    (in.hdr.op != SCTP_OP_MSG && in.hdr.op != SCTP_OP_TAGGED))
+		return 0;
+	payload = len - SCTP_HDR_LEN;
+	in.src = sctp_av_lookup_src(ep->av, in.hdr.src_dom, in.hdr.src_ep);
+	q = in.hdr.op == SCTP_OP_TAGGED ? &ep->rx_tag : &ep->rx_msg;
+	TAILQ_FOREACH(rx, q, link)
+		if (sctp_rx_match(rx, &in))
+			break;
+	/* the receive it matches, whole and roomy enough; the rest (truncation, iovecs,
+	 * multi-receive buffers) goes the usual way */
+	if (!rx || rx->count != 1 || (rx->flags & FI_MULTI_RECV) || rx->iov[0].iov_len < payload)
+		return 0;
+	TAILQ_REMOVE(q, rx, link);
+	TAILQ_INSERT_TAIL(&d->placing, rx, link);
+	rx->ep = ep;
+	ep->inflight++;
+	d->placed++;
+	iov[0] = (struct iovec){rx->hdr, SCTP_HDR_LEN};
+	iov[1] = (struct iovec){rx->iov[0].iov_base, payload};
+	*cookie = rx;
+	return 2;
+}
+
+/* A placed receive's endpoint lets go of it (freed when it was closed and this was the
+ * last thing it waited for). */
+static void placed_unref(struct sctp_ep *ep)
+{
+	if (--ep->inflight == 0 && ep->closed)
+		free(ep);
+}
+
+void sctp_msg_placed(struct sctp_domain *d, const struct sctpt_cqe *c)
+{
+	struct sctp_rx *rx = c->cookie;
+	struct sctp_ep *ep = rx->ep;
+	struct sctp_hdr h;
+
+	TAILQ_REMOVE(&d->placing, rx, link);
+	rx->ep = NULL;
+	if (ep->closed) {
+		sctp_rx_free(d, rx);
+	} else if (c->status < 0 || sctp_hdr_decode(&h, c->data, c->len) != 0) {
+		/* the message went nowhere (its sender was lost): the receive is still posted */
+		d->placed--;
+		rx_post(ep, rx, 1);
+	} else {
+		if (h.flags & SCTP_HF_ACK_REQ)
+			sctp_send_ctrl(d, c->peer, SCTP_OP_ACK, 0, h.ack_id);
+		rx_complete(ep, rx, &h, sctp_av_lookup_src(ep->av, h.src_dom, h.src_ep),
+			    c->len - SCTP_HDR_LEN, c->len - SCTP_HDR_LEN);
+		sctp_rx_free(d, rx);
+	}
+	placed_unref(ep);
+}
+
+void sctp_msg_place_fini(struct sctp_domain *d)
+{
+	struct sctp_rx *rx;
+
+	while ((rx = TAILQ_FIRST(&d->placing))) {
+		TAILQ_REMOVE(&d->placing, rx, link);
+		placed_unref(rx->ep);
+		sctp_rx_free(d, rx);
+	}
 }
 
 /* ---- fi_ops_msg ---- */

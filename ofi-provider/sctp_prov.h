@@ -48,6 +48,7 @@
 #include "sctpt.h"
 #include "iw/iw_verbs.h"
 #include "sctp_proto.h"
+#include "fi_sctp.h"
 
 #define SCTP_PROV_NAME "sctp"
 #define SCTP_PROV_VERSION FI_VERSION(1, 0)
@@ -181,6 +182,10 @@ struct sctp_domain {
 	TAILQ_HEAD(, sctp_tx) acks;  /* sends waiting for their delivery acknowledgement */
 	uint64_t next_ack;
 	uint64_t dropped;            /* messages no endpoint could take */
+	uint64_t rx_seq;             /* receives posted so far */
+	uint64_t placed, copied;     /* messages received into the receive buffer by the core,
+				      * and copied there from the core's buffer */
+	TAILQ_HEAD(, sctp_rx) placing; /* receives the core is filling */
 	struct sctp_pool txs, rxs, ins; /* struct sctp_tx, sctp_rx, sctp_in */
 	/* RMA over the iWARP layer (sctp_rma.c) */
 	struct iw_rnic *rnic;
@@ -304,13 +309,16 @@ TAILQ_HEAD(sctp_in_q, sctp_in);
 
 /* A posted receive. */
 struct sctp_rx {
-	TAILQ_ENTRY(sctp_rx) link;
+	TAILQ_ENTRY(sctp_rx) link;    /* its endpoint's queue; dom->placing while placed */
 	void *context;
 	uint64_t flags;               /* FI_MSG or FI_TAGGED, FI_MULTI_RECV, FI_COMPLETION */
 	fi_addr_t src;
 	uint64_t tag, ignore;
+	uint64_t seq;                 /* posting order, to requeue it where it was */
 	struct iovec iov[SCTP_IOV_LIMIT];
 	size_t count, total, used;    /* used: bytes a multi-receive buffer gave away */
+	struct sctp_ep *ep;           /* placed: the core is filling it (see sctp_msg_place) */
+	uint8_t hdr[SCTP_HDR_LEN];    /* placed: the message's header lands here */
 };
 TAILQ_HEAD(sctp_rx_q, sctp_rx);
 
@@ -347,7 +355,7 @@ struct sctp_ep {
 	struct sctp_rx_q rx_msg, rx_tag;   /* posted receives */
 	struct sctp_in_q un_msg, un_tag;   /* unexpected messages */
 	struct sctp_in_q claimed;          /* FI_PEEK | FI_CLAIM took them out of un_tag */
-	int inflight;                      /* sends not yet completed */
+	int inflight;                      /* sends and placed receives not yet completed */
 	int closed;                        /* closed while sends were in flight */
 };
 
@@ -369,6 +377,21 @@ ssize_t sctp_recv_common(struct sctp_ep *ep, const struct iovec *iov, size_t cou
 			 void *context);
 /* A message arrived for ep (dom->lock held): matched now or kept as unexpected. */
 void sctp_msg_arrived(struct sctp_ep *ep, struct sctpt_cqe *c, const struct sctp_hdr *h);
+/*
+ * The core's place hook, dom->lock held, every earlier message of the endpoint matched: a
+ * message of len bytes (header included) whose first head_len bytes are at head goes
+ * straight into the receive it matches -- its header into the receive's hdr, its payload
+ * into the receive's buffer -- when that receive is one contiguous buffer with room for
+ * all of it; the receive leaves its queue for dom->placing. Returns the core's answer (2,
+ * or 0: the core keeps the message, the usual path matches it later).
+ */
+int sctp_msg_place(struct sctp_domain *d, uint32_t context, size_t len, const void *head,
+		   size_t head_len, struct iovec iov[2], void **cookie);
+/* The RECV entry of a placed message (dom->lock held): its receive completes; or, the
+ * message abandoned (status < 0), the receive is posted again where it was. */
+void sctp_msg_placed(struct sctp_domain *d, const struct sctpt_cqe *c);
+/* Domain close: receives the core never finished. */
+void sctp_msg_place_fini(struct sctp_domain *d);
 /* Data of in into rx; writes the completion; releases in. */
 void sctp_msg_deliver(struct sctp_ep *ep, struct sctp_rx *rx, struct sctp_in *in);
 int sctp_rx_match(const struct sctp_rx *rx, const struct sctp_in *in);
