@@ -313,6 +313,8 @@ int sctpt_handler_add(struct sctpt_ep *ep, const struct sctpt_handler *h)
 		s->used = 1;
 		if (id >= ep->handlers_end)
 			ep->handlers_end = id + 1;
+		if (h->lo < ep->handlers_lo)
+			ep->handlers_lo = h->lo;
 	}
 	sctpt_unlock(ep);
 	return id > 0 ? id : sctpt_err(id, "sctpt_handler_add: %d handlers already",
@@ -345,6 +347,10 @@ void sctpt_handler_remove(struct sctpt_ep *ep, int id)
 			e->unseen = 0;
 	ep->handlers[id].unseen = 0;
 	ep->handlers[id].used = 0;
+	ep->handlers_lo = UINT32_MAX;
+	for (int i = 1; i < ep->handlers_end; i++)
+		if (ep->handlers[i].used && ep->handlers[i].h.lo < ep->handlers_lo)
+			ep->handlers_lo = ep->handlers[i].h.lo;
 	sctpt_unlock(ep);
 }
 

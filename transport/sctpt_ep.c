@@ -307,6 +307,7 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	STAILQ_INIT(&ep->handlers[0].polled);
 	ep->handlers[0].used = 1;
 	ep->handlers_end = 1;
+	ep->handlers_lo = UINT32_MAX; /* UINT32_MAX itself is searched for: found in none */
 	rc = sctpt_local_addrs(cfg, ep->udp, SCTPT_MAX_ADDRS);
 	if (rc < 0)
 		goto fail;

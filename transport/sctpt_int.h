@@ -273,6 +273,8 @@ struct sctpt_ep {
 	int rail_peers;            /* peers with rails */
 	struct sctpt_hslot handlers[SCTPT_MAX_HANDLERS];
 	int handlers_end;          /* 1 + the highest id of a handler added (1: cfg.handler only) */
+	uint32_t handlers_lo;      /* the lowest context an added handler claims (none: above
+				    * every context), so that most messages skip the search */
 	struct sctpt_cqq done;     /* entries for handlers with a complete function, in order */
 	int ndone, npolled;
 	/* one thread hands out completions at a time: it sets dispatching under the lock and
@@ -333,11 +335,12 @@ static inline void sctpt_unlock(struct sctpt_ep *ep)
 }
 
 /* ---- sctpt_cq.c: completions and handlers (all under ep->lock but dispatch) ---- */
-/* The handler of a context (0: cfg.handler); in line for an endpoint with cfg.handler alone. */
+/* The handler of a context (0: cfg.handler); in line for contexts below every added
+ * handler's range (the default handler's: BTL tags, MPI contexts). */
 int sctpt_handler_find(struct sctpt_ep *ep, uint32_t context);
 static inline int sctpt_handler_of(struct sctpt_ep *ep, uint32_t context)
 {
-	return ep->handlers_end > 1 ? sctpt_handler_find(ep, context) : 0;
+	return context < ep->handlers_lo ? 0 : sctpt_handler_find(ep, context);
 }
 /* A RECV entry for a whole message of at most SCTPT_CQE_INLINE bytes, copied into it: what
  * sctpt_cq_recv does for such a message, with nothing else to decide. */
@@ -390,7 +393,10 @@ struct sctpt_rfrag *sctpt_rfrag_get(struct sctpt_ep *ep);
 void sctpt_rfrags_put(struct sctpt_ep *ep, struct sctpt_rfragq *q);
 
 /* ---- sctpt_peer.c ---- */
-struct sctpt_peer *sctpt_peer_get(struct sctpt_ep *ep, sctpt_peer_t id);
+static inline struct sctpt_peer *sctpt_peer_get(struct sctpt_ep *ep, sctpt_peer_t id)
+{
+	return id >= 0 && id < ep->npeers ? ep->peers[id] : NULL;
+}
 void sctpt_peer_fail(struct sctpt_ep *ep, struct sctpt_peer *p, int err);
 void sctpt_peer_closed(struct sctpt_ep *ep, struct sctpt_peer *p);
 void sctpt_peer_free(struct sctpt_ep *ep, struct sctpt_peer *p);

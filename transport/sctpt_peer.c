@@ -212,11 +212,6 @@ struct sctpt_peer *sctpt_peer_adopt(struct sctpt_ep *ep, const char *card)
 	return peer_add_locked(ep, card, &rc);
 }
 
-struct sctpt_peer *sctpt_peer_get(struct sctpt_ep *ep, sctpt_peer_t id)
-{
-	return id >= 0 && id < ep->npeers ? ep->peers[id] : NULL;
-}
-
 int sctpt_peer_state(struct sctpt_ep *ep, sctpt_peer_t id)
 {
 	sctpt_lock(ep);
