@@ -73,3 +73,19 @@ out=$(run_btl sctp 2 "${NODES1[@]}" -x SCTPT_SHM=0 --mca osc rdma --mca osc_rdma
 [ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
 	{ echo "--- tcp"; echo "$want"; echo "--- sctp"; echo "$out"; die "osc rdma on two fake nodes: answers differ"; }
 echo "two fake nodes, 1 rank each: osc rdma over btl sctp gives osc pt2pt over btl tcp's answers"
+# Two ranks on each node: osc rdma keeps a node's windows' state in shared memory under a
+# local leader and reaches other nodes through the BTL. A rank that is only ever a target of
+# a rank on the other node (rank 2 of rank 1's puts) never adds it to the BTL: its RDMA queue
+# pair must exist all the same. And with no CPU-atomics shortcut, osc rdma 4.1 reaches its
+# own window through the BTL with no endpoint.
+want=$(run_btl tcp 4 "${NODES[@]}" --mca osc pt2pt ./btl_osc $((1 << 20)) | grep '^CHECK')
+[ "$(echo "$want" | wc -l)" -eq 8 ] || die "osc pt2pt over btl tcp on 2 x 2 ranks printed no checks"
+for shm in 0 1; do
+	out=$(run_btl sctp 4 "${NODES[@]}" -x SCTPT_SHM=$shm --mca osc rdma --mca osc_rdma_btls sctp \
+		./btl_osc $((1 << 20))) ||
+		{ echo "$out"; die "osc rdma over btl sctp on 2 x 2 ranks (SCTPT_SHM=$shm) failed"; }
+	[ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
+		{ echo "--- tcp"; echo "$want"; echo "--- sctp"; echo "$out"
+		  die "osc rdma on 2 x 2 ranks (SCTPT_SHM=$shm): answers differ"; }
+	echo "two fake nodes, 2 ranks each, SCTPT_SHM=$shm: osc rdma over btl sctp gives osc pt2pt over btl tcp's answers"
+done
