@@ -112,6 +112,12 @@ struct mca_btl_sctp_component_t {
 	volatile int32_t fence_retry;   /* a fence Read could not be posted: progress posts it */
 	volatile int64_t process_copies; /* gets and puts done on same-host peers' memory */
 	volatile int32_t job_added;      /* the job's cards were given to the core */
+	sctpt_peer_t *job_peers;         /* ... the core's peer of each rank (-1: none), NULL
+					  * while the job's size is unknown; under qp_lock */
+	uint32_t job_size;
+	struct iw_qp **qps;              /* the QP towards rank r at r + 1, NULL: none yet */
+	volatile bool job_qps;           /* every rank in job_peers has its QP */
+	opal_mutex_t qp_lock;            /* job_peers, qps, job_qps */
 	volatile int32_t rget_inflight;  /* get requests and get data queued in the core */
 	volatile int64_t rgets, rget_served; /* gets over SCTP done here, and served for peers */
 };

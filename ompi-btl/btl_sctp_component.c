@@ -303,6 +303,11 @@ static int sctp_component_open(void)
 	c->fence_retry = 0;
 	c->process_copies = 0;
 	c->job_added = 0;
+	c->job_peers = NULL;
+	c->job_size = 0;
+	c->qps = NULL;
+	c->job_qps = false;
+	OBJ_CONSTRUCT(&c->qp_lock, opal_mutex_t);
 	c->rget_inflight = 0;
 	c->rgets = c->rget_served = 0;
 	c->ob1_headers = false;
@@ -326,6 +331,9 @@ static int sctp_component_close(void)
 	mca_btl_sctp_component_close_endpoint();
 	mca_btl_sctp_rget_close();
 	sctp_fnn_free(c);
+	free(c->job_peers);
+	c->job_peers = NULL;
+	OBJ_DESTRUCT(&c->qp_lock);
 	OBJ_DESTRUCT(&c->peers);
 	OBJ_DESTRUCT(&c->frag_eager);
 	OBJ_DESTRUCT(&c->frag_max);

@@ -86,14 +86,38 @@ bool mca_btl_sctp_proc_job_on_this_node(void)
 	return nprocs > 0 && nprocs == (uint32_t)opal_process_info.num_local_peers + 1;
 }
 
+/* Gives the core the card name published; the core's peer, or -1 (no card: it runs without
+ * btl sctp, or the card is unusable). */
+static sctpt_peer_t sctp_add_card(const opal_process_name_t *name)
+{
+	sctpt_peer_t peer = -1;
+	uint8_t *data = NULL;
+	size_t size = 0;
+	int rc;
+
+	OPAL_MODEX_RECV(rc, &mca_btl_sctp_component.super.btl_version, name, &data, &size);
+	if (OPAL_SUCCESS != rc)
+		return -1;
+	if (size > 0 && size <= SCTPT_CARD_MAX && '\0' == data[size - 1])
+		peer = sctpt_peer_add(mca_btl_sctp_component.ep, (const char *)data);
+	if (peer < 0)
+		opal_output_verbose(10, opal_btl_base_framework.framework_output,
+				    "btl sctp: cannot add the card of %s: %s", OPAL_NAME_PRINT(*name),
+				    sctpt_last_error());
+	free(data);
+	return peer < 0 ? -1 : peer;
+}
+
 /* Registers every process of our job with the core, so that it accepts their associations:
  * Open MPI adds processes on other nodes to the BTLs only when it first sends to them
  * (mpi_add_procs_cutoff), and the core refuses an association from a card it was never
- * given -- a rank receiving from such a peer before sending to it would lose the message. */
+ * given -- a rank receiving from such a peer before sending to it would lose the message.
+ * The peers are kept by rank for the RDMA queue pairs, which have the same problem. */
 void mca_btl_sctp_proc_add_job(void)
 {
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	uint32_t nprocs = sctp_job_size(), added = 0;
-	int rc;
+	sctpt_peer_t *peers;
 
 	if (0 == nprocs) {
 		opal_output_verbose(10, opal_btl_base_framework.framework_output,
@@ -101,26 +125,19 @@ void mca_btl_sctp_proc_add_job(void)
 				    "send to us after we sent to them");
 		return;
 	}
+	peers = malloc(nprocs * sizeof(*peers)); /* NULL: QPs only as add_procs makes them */
 	for (uint32_t vpid = 0; vpid < nprocs; vpid++) {
 		opal_process_name_t name = {.jobid = OPAL_PROC_MY_NAME.jobid, .vpid = vpid};
-		uint8_t *data = NULL;
-		size_t size = 0;
+		sctpt_peer_t peer = vpid != OPAL_PROC_MY_NAME.vpid ? sctp_add_card(&name) : -1;
 
-		if (vpid == OPAL_PROC_MY_NAME.vpid)
-			continue;
-		OPAL_MODEX_RECV(rc, &mca_btl_sctp_component.super.btl_version, &name, &data,
-				&size);
-		if (OPAL_SUCCESS != rc)
-			continue; /* it runs without btl sctp */
-		if (size > 0 && size <= SCTPT_CARD_MAX && '\0' == data[size - 1] &&
-		    sctpt_peer_add(mca_btl_sctp_component.ep, (const char *)data) >= 0)
-			added++;
-		else
-			opal_output_verbose(10, opal_btl_base_framework.framework_output,
-					    "btl sctp: cannot add the card of %s: %s",
-					    OPAL_NAME_PRINT(name), sctpt_last_error());
-		free(data);
+		added += peer >= 0;
+		if (NULL != peers)
+			peers[vpid] = peer;
 	}
+	OPAL_THREAD_LOCK(&c->qp_lock);
+	c->job_peers = peers;
+	c->job_size = nprocs;
+	OPAL_THREAD_UNLOCK(&c->qp_lock);
 	opal_output_verbose(10, opal_btl_base_framework.framework_output,
 			    "btl sctp: the cards of %u of the job's %u processes given to the core",
 			    added, nprocs);

@@ -8,6 +8,11 @@
  *   the peer's rank (vpid + 1) on both sides, so no QP numbers travel: the QP towards rank r
  *   is r + 1 here, and ours is (our rank + 1) there. Jobs above IW_MAX_QP - 1 ranks get no
  *   RDMA to the ranks beyond (those operations fail with OPAL_ERR_NOT_AVAILABLE).
+ * - A QP must exist before its peer's first segment (the RNIC drops segments for a QP it does
+ *   not have), but Open MPI adds a process on another node to the BTLs only when it first
+ *   sends to it: a rank that only ever is a target never adds its origin. So the first
+ *   registration peers may use creates the QPs towards every rank of the job (the cards the
+ *   first add_procs gave the core): no peer can target us before it has a registration of ours.
  * - Local buffers need no registration: a local-only STag covers the address space (it never
  *   leaves the process), so the BTL accepts unregistered local buffers of any size.
  * - Registrations go through Open MPI's registration cache (rcache grdma), as openib's and
@@ -225,6 +230,11 @@ int mca_btl_sctp_rdma_open(void)
 	struct iw_rnic_attr attr;
 	int rc;
 
+	c->qps = calloc(IW_QPN_MAX + 1, sizeof(*c->qps));
+	if (NULL == c->qps) {
+		opal_output(0, "btl sctp: no RDMA (out of memory); put/get/atomics are off");
+		return OPAL_ERROR;
+	}
 	/* work posted in a row (a window of puts, then the flush's Read) goes to the core at the
 	 * next progress call, in as few messages as it fits: osc rdma always progresses (flush,
 	 * unlock, fence, waiting for a get) before it needs the data to have left */
@@ -265,38 +275,82 @@ void mca_btl_sctp_rdma_close(void)
 	if (NULL != c->rnic)
 		iw_close(c->rnic); /* destroys QPs, regions, CQ and PD */
 	c->rnic = NULL;
+	free(c->qps);
+	c->qps = NULL;
+	c->job_qps = false;
 	c->pd = NULL;
 	c->cq = NULL;
 }
 
-/* The QP towards this endpoint, created and connected on first use (both sides know the
- * numbers). Peers create theirs in add_procs, before any window exists. */
+/* The QP towards rank vpid of our job, the core's peer, created and connected on first use
+ * (both sides know the numbers); qp_lock held. */
+static int sctp_qp_locked(sctpt_peer_t peer, uint32_t vpid, struct iw_qp **out)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+	uint32_t me = opal_proc_local_get()->proc_name.vpid;
+	struct iw_qp_attr qa = {.send_cq = c->cq, .recv_cq = c->cq, .qpn = vpid + 1};
+	struct iw_qp *qp = NULL;
+	int rc;
+
+	if (NULL == c->rnic || vpid + 1 > IW_QPN_MAX || me + 1 > IW_QPN_MAX || vpid == me)
+		return -ERANGE;
+	if (NULL == c->qps[vpid + 1]) {
+		rc = iw_qp_create(c->pd, &qa, &qp);
+		if (0 == rc && 0 != (rc = iw_qp_connect(qp, peer, me + 1)))
+			iw_qp_destroy(qp);
+		if (0 != rc)
+			return rc;
+		c->qps[vpid + 1] = qp;
+	}
+	*out = c->qps[vpid + 1];
+	return 0;
+}
+
 int mca_btl_sctp_rdma_endpoint_init(mca_btl_sctp_endpoint_t *endpoint)
 {
 	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
 	opal_process_name_t me = opal_proc_local_get()->proc_name;
 	opal_process_name_t peer = endpoint->proc->proc->proc_name;
-	struct iw_qp_attr qa = { .send_cq = c->cq, .recv_cq = c->cq };
+	struct iw_qp *qp = NULL;
 	int rc;
 
 	if (NULL == c->rnic || NULL != endpoint->qp)
 		return NULL == c->rnic ? OPAL_ERR_NOT_AVAILABLE : OPAL_SUCCESS;
-	if (me.jobid != peer.jobid || peer.vpid + 1 > IW_QPN_MAX || me.vpid + 1 > IW_QPN_MAX)
+	if (me.jobid != peer.jobid)
 		return OPAL_ERR_NOT_AVAILABLE;
-	qa.qpn = peer.vpid + 1;
-	rc = iw_qp_create(c->pd, &qa, &endpoint->qp);
+	OPAL_THREAD_LOCK(&c->qp_lock);
+	rc = sctp_qp_locked(endpoint->peer, peer.vpid, &qp);
 	if (0 == rc)
-		rc = iw_qp_connect(endpoint->qp, endpoint->peer, me.vpid + 1);
+		endpoint->qp = qp;
+	OPAL_THREAD_UNLOCK(&c->qp_lock);
 	if (0 != rc) {
 		opal_output_verbose(10, opal_btl_base_framework.framework_output,
 				    "btl sctp: no RDMA queue pair to %s: %s", endpoint->proc->name,
+				    -ERANGE == rc ? "its rank or ours is beyond the QP numbers" :
 				    iw_last_error());
-		if (NULL != endpoint->qp)
-			iw_qp_destroy(endpoint->qp);
-		endpoint->qp = NULL;
 		return OPAL_ERR_NOT_AVAILABLE;
 	}
 	return OPAL_SUCCESS;
+}
+
+/* The QPs towards every rank of the job whose card the core has, before a registration peers
+ * may target leaves this process (see the top of this file). Once. */
+static void sctp_job_qps(void)
+{
+	mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+
+	OPAL_THREAD_LOCK(&c->qp_lock);
+	for (uint32_t vpid = 0; !c->job_qps && NULL != c->job_peers && vpid < c->job_size; vpid++) {
+		struct iw_qp *qp;
+		int rc = c->job_peers[vpid] < 0 ? 0 : sctp_qp_locked(c->job_peers[vpid], vpid, &qp);
+
+		if (0 != rc && -ERANGE != rc)
+			opal_output_verbose(10, opal_btl_base_framework.framework_output,
+					    "btl sctp: no RDMA queue pair to rank %u: %s", vpid,
+					    iw_last_error());
+	}
+	c->job_qps = NULL != c->job_peers;
+	OPAL_THREAD_UNLOCK(&c->qp_lock);
 }
 
 mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_base_module_t *btl,
@@ -324,6 +378,8 @@ mca_btl_base_registration_handle_t *mca_btl_sctp_register_mem(struct mca_btl_bas
 	 * streams there */
 	if ((flags & remote) == MCA_BTL_REG_FLAG_REMOTE_READ)
 		return NULL;
+	if ((flags & remote) && !c->job_qps)
+		sctp_job_qps();
 	/* MCA_BTL_REG_FLAG_* are the rcache's access flags */
 	if (OPAL_SUCCESS != c->rcache->rcache_register(c->rcache, base, size, 0,
 						      (int32_t)(flags & MCA_BTL_REG_FLAG_ACCESS_ANY),
@@ -450,6 +506,27 @@ static int process_copy(struct mca_btl_base_module_t *btl, mca_btl_sctp_endpoint
 }
 
 /*
+ * A put or get on this process's own memory. A job with several ranks on a node and more than
+ * one node gets no CPU-atomics shortcut from osc rdma 4.1 (it looks for
+ * MCA_BTL_ATOMIC_SUPPORTS_GLOB in btl_flags, not btl_atomic_flags): it then reaches its own
+ * window, and a local leader its own state, through the BTL with no endpoint (it has none to
+ * itself). A copy, done when this returns, as the target's RNIC would place it.
+ */
+static int copy_self(struct mca_btl_base_module_t *btl, int write, void *local_address,
+		     uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+		     size_t size, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+		     void *cbdata)
+{
+	void *remote = (void *)(uintptr_t)remote_address;
+
+	if (size > 0)
+		memmove(write ? remote : local_address, write ? local_address : remote, size);
+	if (NULL != cbfunc)
+		cbfunc(btl, NULL, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+	return OPAL_SUCCESS;
+}
+
+/*
  * Posts a fence Read behind the puts to endpoint that have none yet, if any; its completion
  * completes them. A fence that cannot be posted leaves them waiting for the next, which
  * progress posts (fence_retry).
@@ -510,6 +587,9 @@ int mca_btl_sctp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	(void)order;
 	if (OPAL_UNLIKELY(size > btl->btl_put_limit || NULL == remote_handle))
 		return OPAL_ERR_BAD_PARAM;
+	if (NULL == endpoint)
+		return copy_self(btl, 1, local_address, remote_address, local_handle, size, cbfunc,
+				 cbcontext, cbdata);
 	if (remote_handle->flags & SCTP_HANDLE_PROCESS)
 		return process_copy(btl, endpoint, 1, local_address, remote_address, local_handle,
 				    size, cbfunc, cbcontext, cbdata);
@@ -581,6 +661,9 @@ int mca_btl_sctp_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 	(void)order;
 	if (OPAL_UNLIKELY(size > btl->btl_get_limit || NULL == remote_handle))
 		return OPAL_ERR_BAD_PARAM;
+	if (NULL == endpoint)
+		return copy_self(btl, 0, local_address, remote_address, local_handle, size, cbfunc,
+				 cbcontext, cbdata);
 	if (remote_handle->flags & SCTP_HANDLE_PROCESS)
 		return process_copy(btl, endpoint, 0, local_address, remote_address, local_handle,
 				    size, cbfunc, cbcontext, cbdata);
