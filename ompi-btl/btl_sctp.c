@@ -380,10 +380,11 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 	if (header_size + payload_size > btl->btl_eager_limit)
 		return OPAL_ERR_RESOURCE_BUSY;
 	if (((mca_btl_sctp_module_t *)btl)->local && header_size + payload_size <= SENDI_NOW_MAX) {
-		/* a same-host peer: straight from here into its ring, if nothing waits before it */
+		/* a same-host peer: straight from here into its ring, if nothing waits before it.
+		 * Written at once, it waits on no stream (nothing is queued to that peer): the
+		 * control key spares the hash, and a fallback below picks the stream as usual */
 		unsigned char data[SENDI_NOW_MAX];
 		struct iovec iov[2] = {{header, header_size}, {data, 0}};
-		int32_t key = mca_btl_sctp_frag_stream_key(tag, header, header_size);
 		size_t start = payload_size > 0 ? convertor->bConverted : 0;
 
 		if (payload_size > 0) {
@@ -395,7 +396,7 @@ int mca_btl_sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 				return OPAL_ERROR;
 			iov[1].iov_len = max_data;
 		}
-		rc = sctpt_send(mca_btl_sctp_component.ep, endpoint->peer, tag, key,
+		rc = sctpt_send(mca_btl_sctp_component.ep, endpoint->peer, tag, 0,
 				SCTPT_SEND_UNORDERED | SCTPT_SEND_NOW, iov, 2, NULL);
 		if (1 == rc)
 			return OPAL_SUCCESS;

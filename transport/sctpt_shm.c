@@ -112,6 +112,7 @@ struct sctpt_shm_peer {
 	struct ring out;
 	const struct sctpt_shm_ctl *out_ctl;
 	uint64_t wpos, rcache;
+	uint64_t now_max;            /* the largest message sctpt_shm_send writes whole (ring up) */
 	int pull;                    /* large messages may be pulls */
 	struct sctpt_txq pulls;      /* sends the peer is to read, oldest first */
 	uint64_t pulls_sent, pulls_acked;
@@ -718,6 +719,12 @@ static void out_welcome(struct sctpt_ep *ep, struct sctpt_shm_peer *sp)
 		goto fallback;
 	}
 	sp->pull = hd->pull && ep->cfg.shm_pull_min > 0;
+	/* one record, a quarter of the ring at most, and not what the receiver is to pull */
+	sp->now_max = sp->out.size / 4 - SCTPT_SHM_REC_LEN - SCTPT_HDR_LEN;
+	if (sp->now_max > ep->cfg.frag_size)
+		sp->now_max = ep->cfg.frag_size;
+	if (sp->pull && sp->now_max >= ep->cfg.shm_pull_min)
+		sp->now_max = ep->cfg.shm_pull_min - 1;
 	sp->wpos = sp->rcache = 0;
 	sp->out_state = OUT_UP;
 	sp->used |= 1;
@@ -1161,10 +1168,8 @@ int sctpt_shm_send(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, struct
 	uint64_t len = h->msg_len;
 	int rc;
 	/* what sctpt_shm_push would write as one DATA record of the whole message */
-	if (sp->out_state != OUT_UP ||
-	    atomic_load_explicit(&sp->out.hdr->owner_closed, memory_order_relaxed) ||
-	    len > ep->cfg.frag_size || len > sp->out.size / 4 - SCTPT_SHM_REC_LEN - SCTPT_HDR_LEN ||
-	    (sp->pull && len >= ep->cfg.shm_pull_min))
+	if (sp->out_state != OUT_UP || len > sp->now_max ||
+	    atomic_load_explicit(&sp->out.hdr->owner_closed, memory_order_relaxed))
 		return 0;
 	uint64_t need = line_up(SCTPT_SHM_REC_LEN + SCTPT_HDR_LEN + len);
 	struct sctpt_shm_rec *rec = reserve(ep, sp, need, &rc);
@@ -1650,8 +1655,8 @@ int sctpt_shm_express(struct sctpt_ep *ep)
 	if (++sh->express_calls % EXPRESS_FULL == 0 || sh->poke || sh->connecting || sh->hellos ||
 	    ep->ndone || !n)
 		goto no;
-	for (int k = 0; k < n; k++) {
-		int i = (sh->express_next + k) % n;
+	int i = sh->express_next < n ? sh->express_next : 0;
+	for (int k = 0; k < n; k++, i = i + 1 < n ? i + 1 : 0) {
 		struct sctpt_shm_peer *sp = sh->peers[i];
 		struct ring *r = &sp->in;
 		if (!r->hdr || sp->pl.active || sp->suspect)
