@@ -38,6 +38,10 @@ BEGIN_C_DECLS
 /* Room for ob1's largest header (mca_pml_ob1_hdr_t: 56 bytes in Open MPI 4.1), so that an
  * eager limit of 64 KiB + this lets 64 KiB messages go eager. */
 #define MCA_BTL_SCTP_HDR_ROOM 64
+/* The buffers of the eager free list: most messages are small, and a window of them in
+ * buffers of the eager limit's size would spread over many more pages; messages between
+ * this and the eager limit take frags of the max list. */
+#define MCA_BTL_SCTP_EAGER_BUF (64 * 1024 + MCA_BTL_SCTP_HDR_ROOM)
 
 /* One BTL module: the core endpoint binds every selected interface, so one module covers them.
  * A second one, with the same functions and endpoint, serves the processes of this host when
@@ -96,8 +100,9 @@ struct mca_btl_sctp_component_t {
 	struct sctpt_ep *ep;            /* the core endpoint, NULL until init */
 	struct mca_btl_sctp_fnn *fnn;   /* loaded fnn_table and fnn_addrs, NULL: no striping */
 	char card[SCTPT_CARD_MAX];      /* our business card, published through the modex */
-	opal_free_list_t frag_eager;    /* frags with eager_limit bytes of buffer */
+	opal_free_list_t frag_eager;    /* frags with eager_buf bytes of buffer */
 	opal_free_list_t frag_max;      /* frags with max_send_size bytes of buffer */
+	size_t eager_buf;               /* MCA_BTL_SCTP_EAGER_BUF, or a smaller eager limit */
 	opal_free_list_t frag_user;     /* frags without a buffer (send in place, big receives) */
 	opal_pointer_array_t peers;     /* sctpt_peer_t -> endpoint */
 	volatile bool closing;          /* the module is finalized: completions no longer reach

@@ -258,10 +258,10 @@ static int sctp_component_register(void)
 	/* The BTL's generic parameters: btl_sctp_eager_limit, _max_send_size, _exclusivity,
 	 * _latency, _bandwidth, _flags, ... registered by the BTL base with these defaults. */
 	m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100;
-	/* 64 KiB messages go eager: a rendezvous costs a round trip, and SCTP moves 64 KiB in
-	 * about the time of two */
-	m->btl_eager_limit = 64 * 1024 + MCA_BTL_SCTP_HDR_ROOM;
-	m->btl_rndv_eager_limit = 64 * 1024 + MCA_BTL_SCTP_HDR_ROOM;
+	/* Messages up to 256 KiB go eager: the rendezvous (RNDV, the get's request, FIN) costs
+	 * more round trips than the receiver's copy of 128 or 256 KiB out of the frag takes */
+	m->btl_eager_limit = 256 * 1024 + MCA_BTL_SCTP_HDR_ROOM;
+	m->btl_rndv_eager_limit = 256 * 1024 + MCA_BTL_SCTP_HDR_ROOM;
 	m->btl_max_send_size = 256 * 1024;
 	m->btl_rdma_pipeline_send_length = 256 * 1024;
 	m->btl_rdma_pipeline_frag_size = 256 * 1024;
@@ -838,7 +838,9 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
 	*num_btls = 0;
 	if (m->btl_max_send_size < m->btl_eager_limit)
 		m->btl_max_send_size = m->btl_eager_limit;
-	if (OPAL_SUCCESS != sctp_free_list_init(&c->frag_eager, m->btl_eager_limit,
+	c->eager_buf = m->btl_eager_limit < MCA_BTL_SCTP_EAGER_BUF ? m->btl_eager_limit :
+		       MCA_BTL_SCTP_EAGER_BUF;
+	if (OPAL_SUCCESS != sctp_free_list_init(&c->frag_eager, c->eager_buf,
 						OBJ_CLASS(mca_btl_sctp_frag_eager_t)) ||
 	    OPAL_SUCCESS != sctp_free_list_init(&c->frag_max, m->btl_max_send_size,
 						OBJ_CLASS(mca_btl_sctp_frag_max_t)) ||

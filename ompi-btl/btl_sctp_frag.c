@@ -19,7 +19,7 @@ static void frag_common_init(mca_btl_sctp_frag_t *frag, opal_free_list_t *list, 
 static void frag_eager_constructor(mca_btl_sctp_frag_t *frag)
 {
 	frag_common_init(frag, &mca_btl_sctp_component.frag_eager,
-			 mca_btl_sctp_module.super.btl_eager_limit);
+			 mca_btl_sctp_component.eager_buf);
 }
 
 static void frag_max_constructor(mca_btl_sctp_frag_t *frag)
@@ -74,7 +74,7 @@ mca_btl_sctp_frag_t *mca_btl_sctp_frag_alloc(size_t size)
 {
 	mca_btl_sctp_frag_t *frag;
 
-	if (size <= mca_btl_sctp_module.super.btl_eager_limit) {
+	if (size <= mca_btl_sctp_component.eager_buf) {
 		frag = (mca_btl_sctp_frag_t *)opal_free_list_get(&mca_btl_sctp_component.frag_eager);
 	} else if (size <= mca_btl_sctp_module.super.btl_max_send_size) {
 		frag = (mca_btl_sctp_frag_t *)opal_free_list_get(&mca_btl_sctp_component.frag_max);
