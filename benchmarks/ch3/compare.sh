@@ -5,7 +5,8 @@
 # OSU Micro-Benchmarks methodology (benchmarks/btl/bench_common.h, the same programs the BTL
 # is measured with, compiled here with each stack's mpicc): latency, bandwidth (window of 64
 # non-blocking sends, then an ack), bidirectional bandwidth on 2 ranks, 0/1 B..4 MiB, and
-# allreduce on NP_COLL ranks (default 4). One node: every stack goes over loopback.
+# allreduce on NP_COLL ranks (default 4, or the number of CPUs if fewer). One node: every
+# stack goes over loopback.
 #
 # Each test runs REPS times (default 3), the stacks alternating within each repetition so
 # that all see the same machine; the tables show the median per size and the ratios
@@ -45,7 +46,9 @@ q=${Q:-$([ "${QUICK:-0}" = 1 ] && echo 0.1 || echo 1)}
 reps=${REPS:-3}
 tests=${TESTS:-latency bw bibw allreduce}
 max=${MAX:-4194304}
-np_coll=${NP_COLL:-4}
+# no more ranks than CPUs by default: Debian's MPICH (ch4:ucx) busy-polls without yielding,
+# and its allreduce on 4 ranks of 2 CPUs took from under a minute to half an hour a run
+np_coll=${NP_COLL:-$(n=$(nproc 2>/dev/null || echo 4); [ "$n" -lt 4 ] && echo "$n" || echo 4)}
 read -r -a sctp_env <<<"${SCTP_ENV:-}"
 shm=${SHM:-0}
 median=$([ "${MEDIAN:-0}" = 1 ] && echo -M)
