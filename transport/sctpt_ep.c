@@ -323,7 +323,8 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	ep->buf_len = cfg->frag_size + SCTPT_HDR_LEN;
 	ep->tx_frag = cfg->frag_size;
 	if (be->pkt_overhead && ep->mtu > be->pkt_overhead + SCTPT_MIN_FRAG) {
-		/* a fragment a little above whole packets costs a packet for its last bytes */
+		/* a fragment a little above whole packets costs a packet for its last bytes
+		 * (messages that fit cfg.frag_size still go whole: sctpt_send.c) */
 		size_t per = ep->mtu - be->pkt_overhead, whole = ep->buf_len / per * per;
 		if (whole >= SCTPT_MIN_FRAG + SCTPT_HDR_LEN)
 			ep->tx_frag = whole - SCTPT_HDR_LEN;

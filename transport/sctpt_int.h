@@ -262,8 +262,8 @@ struct sctpt_ep {
 	int npeers, cap_peers;
 	int tx_peers;              /* peers with queued sends */
 	size_t buf_len;            /* envelope + one fragment */
-	size_t tx_frag;            /* payload of the fragments sent over SCTP: cfg.frag_size, or
-				    * less, to fill whole packets */
+	size_t tx_frag;            /* payload of the fragments of messages above cfg.frag_size:
+				    * that, or less, to fill whole packets */
 	struct sctpt_rxbuf *stage; /* receive staging buffer */
 	uint8_t *txbuf;            /* envelope + fragment, contiguous for the engine's send */
 	uint8_t *rx_dgrams;        /* the UDP layer's receive batch */

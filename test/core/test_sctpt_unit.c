@@ -326,7 +326,8 @@ static void config_file(void)
 }
 
 /* Fragment sizes on the native engine: one it cannot carry is refused at open; one a little
- * above whole packets is cut to whole packets for sending, and received as configured. */
+ * above whole packets is cut to whole packets for sending messages above it (those within it
+ * go whole: test_sctpt_frag_whole), and received as configured. */
 static void fragment_bounds(void)
 {
 	struct sctpt_config cfg;
@@ -338,6 +339,9 @@ static void fragment_bounds(void)
 	cfg.frag_size = 127800;
 	EXPECT(sctpt_open(&cfg, &ep) == -EINVAL && strstr(sctpt_last_error(), "fragments"),
 	       "a fragment the engine cannot carry accepted: %s", sctpt_last_error());
+	/* its largest buffer holds the message's record as well as the message */
+	cfg.frag_size = 65536 + 256 - SCTPT_HDR_LEN;
+	EXPECT(sctpt_open(&cfg, &ep) == -EINVAL, "a fragment with no room for its record accepted");
 	cfg.frag_size = 64 * 1024;
 	cfg.path_mtu = 1500;
 	EXPECT(sctpt_open(&cfg, &ep) == 0, "open: %s", sctpt_last_error());
