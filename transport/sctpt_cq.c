@@ -43,7 +43,7 @@ static void ent_put(struct sctpt_ep *ep, struct sctpt_cqent *e)
 	if (e->loan)
 		sctpt_shm_loan_end(ep, e->loan);
 	if (e->owned)
-		free(e->owned);
+		sctpt_msgbuf_put(ep, e->owned);
 	sctpt_pool_put(&ep->cq_pool, e);
 }
 
@@ -85,7 +85,7 @@ void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const str
 			sctpt_rxbuf_put(ep, rxb);
 		if (loan)
 			sctpt_shm_loan_end(ep, loan);
-		free(owned);
+		sctpt_msgbuf_put(ep, owned);
 		if (p)
 			sctpt_peer_fail(ep, p, -ENOMEM);
 		return;
@@ -101,7 +101,7 @@ void sctpt_cq_recv(struct sctpt_ep *ep, int hid, struct sctpt_peer *p, const str
 	if (status == 0 && !rxb && !owned && !loan && !cookie) {
 		/* the data is on loan (the staging buffer the caller keeps): copied; callers
 		 * hand over the buffer of anything larger than the inline room */
-		if (len > SCTPT_CQE_INLINE && !(owned = e->owned = malloc(len))) {
+		if (len > SCTPT_CQE_INLINE && !(owned = e->owned = sctpt_msgbuf_get(ep, len))) {
 			ent_put(ep, e);
 			if (p)
 				sctpt_peer_fail(ep, p, -ENOMEM);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,12 +271,67 @@ void sctpt_rfrags_put(struct sctpt_ep *ep, struct sctpt_rfragq *q)
 	}
 }
 
+/*
+ * Buffers of messages above the staging buffers' size, kept for the next such message up to
+ * cfg.rcvbuf bytes. Freed one by one, a window of them would make the heap grow and shrink
+ * by its size at every turn (glibc serves blocks below its mmap threshold, 128 KiB at
+ * first, from the top of the heap and gives the top back above 128 KiB free), at a page
+ * fault per page each time.
+ */
+struct sctpt_msgbuf {
+	struct sctpt_msgbuf *next;
+	size_t cap;
+	uint8_t data[]; /* 16-byte aligned, as malloc's */
+};
+_Static_assert(offsetof(struct sctpt_msgbuf, data) % 16 == 0, "message buffers misaligned");
+
+#define SCTPT_MSGBUF_KEEP 64 /* a short walk per message */
+
+void *sctpt_msgbuf_get(struct sctpt_ep *ep, size_t len)
+{
+	struct sctpt_msgbuf **pp = &ep->msgbufs, *b;
+	for (; (b = *pp); pp = &b->next)
+		if (b->cap >= len && b->cap / 2 <= len) { /* at most twice the room needed */
+			*pp = b->next;
+			ep->nmsgbufs--;
+			ep->msgbuf_bytes -= b->cap;
+			return b->data;
+		}
+	size_t cap = (len + 4095) & ~(size_t)4095; /* near sizes share buffers */
+	if (cap < len || !(b = malloc(sizeof(*b) + cap)))
+		return NULL;
+	b->cap = cap;
+	return b->data;
+}
+
+void sctpt_msgbuf_put(struct sctpt_ep *ep, void *buf)
+{
+	if (!buf)
+		return;
+	struct sctpt_msgbuf *b = (void *)((uint8_t *)buf - offsetof(struct sctpt_msgbuf, data));
+	if (ep->nmsgbufs >= SCTPT_MSGBUF_KEEP || ep->msgbuf_bytes + b->cap > ep->cfg.rcvbuf) {
+		free(b);
+		return;
+	}
+	b->next = ep->msgbufs;
+	ep->msgbufs = b;
+	ep->nmsgbufs++;
+	ep->msgbuf_bytes += b->cap;
+}
+
 static void pools_fini(struct sctpt_ep *ep)
 {
 	sctpt_pool_fini(&ep->tx_pool);
 	sctpt_pool_fini(&ep->buf_pool);
 	sctpt_pool_fini(&ep->frag_pool);
 	sctpt_pool_fini(&ep->cq_pool);
+	while (ep->msgbufs) {
+		struct sctpt_msgbuf *b = ep->msgbufs;
+		ep->msgbufs = b->next;
+		free(b);
+	}
+	ep->nmsgbufs = 0;
+	ep->msgbuf_bytes = 0;
 }
 
 /* ---- opening ---- */
@@ -323,7 +379,8 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 	ep->buf_len = cfg->frag_size + SCTPT_HDR_LEN;
 	ep->tx_frag = cfg->frag_size;
 	if (be->pkt_overhead && ep->mtu > be->pkt_overhead + SCTPT_MIN_FRAG) {
-		/* a fragment a little above whole packets costs a packet for its last bytes */
+		/* a fragment a little above whole packets costs a packet for its last bytes
+		 * (messages that fit cfg.frag_size still go whole: sctpt_send.c) */
 		size_t per = ep->mtu - be->pkt_overhead, whole = ep->buf_len / per * per;
 		if (whole >= SCTPT_MIN_FRAG + SCTPT_HDR_LEN)
 			ep->tx_frag = whole - SCTPT_HDR_LEN;

@@ -262,8 +262,8 @@ struct sctpt_ep {
 	int npeers, cap_peers;
 	int tx_peers;              /* peers with queued sends */
 	size_t buf_len;            /* envelope + one fragment */
-	size_t tx_frag;            /* payload of the fragments sent over SCTP: cfg.frag_size, or
-				    * less, to fill whole packets */
+	size_t tx_frag;            /* payload of the fragments of messages above cfg.frag_size:
+				    * that, or less, to fill whole packets */
 	struct sctpt_rxbuf *stage; /* receive staging buffer */
 	uint8_t *txbuf;            /* envelope + fragment, contiguous for the engine's send */
 	uint8_t *rx_dgrams;        /* the UDP layer's receive batch */
@@ -284,6 +284,9 @@ struct sctpt_ep {
 	struct sctpt_cqent *spent[SCTPT_DISPATCH_BATCH];
 	/* free lists: no allocation per message, per fragment or per completion */
 	struct sctpt_pool tx_pool, buf_pool, frag_pool, cq_pool;
+	struct sctpt_msgbuf *msgbufs; /* sctpt_msgbuf_get's, kept: how many, how many bytes */
+	int nmsgbufs;
+	size_t msgbuf_bytes;
 	/* same-host peers (NULL: none); the engine's wait also wakes when wait_fd (>= 0) is
 	 * readable; cur_parked is the engine's receive state while another source uses cur */
 	struct sctpt_shm *shm;
@@ -389,6 +392,10 @@ struct sctpt_txmsg *sctpt_txmsg_get(struct sctpt_ep *ep);
 void sctpt_txmsg_put(struct sctpt_ep *ep, struct sctpt_txmsg *m);
 struct sctpt_rxbuf *sctpt_rxbuf_get(struct sctpt_ep *ep);
 void sctpt_rxbuf_put(struct sctpt_ep *ep, struct sctpt_rxbuf *b);
+/* A buffer of len bytes for a message kept outside the staging buffers (reassembled from
+ * fragments, or copied), and its return; NULL out of memory. */
+void *sctpt_msgbuf_get(struct sctpt_ep *ep, size_t len);
+void sctpt_msgbuf_put(struct sctpt_ep *ep, void *buf);
 struct sctpt_rfrag *sctpt_rfrag_get(struct sctpt_ep *ep);
 void sctpt_rfrags_put(struct sctpt_ep *ep, struct sctpt_rfragq *q);
 

@@ -221,7 +221,8 @@ static int n_peer_stats(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_
 
 const struct sctpt_backend sctpt_backend_native = {
 	.name = "native",
-	.max_msg = SCTPE_MAX_MSG,
+	/* a queued message's pooled buffer holds its record too */
+	.max_msg = SCTPE_MAX_MSG - sizeof(struct sctpe_omsg),
 	.pkt_overhead = SCTPE_COMMON_LEN + SCTPE_IDATA_HDR_LEN,
 	.open = sctpe_ep_open,
 	.close = sctpe_ep_close,

@@ -21,7 +21,7 @@ static void rxmsg_drop(struct sctpt_ep *ep, struct sctpt_peer *p, struct sctpt_r
 			      NULL, status, r->placed);
 	if (r->rxb)
 		sctpt_rxbuf_put(ep, r->rxb);
-	free(r->owned);
+	sctpt_msgbuf_put(ep, r->owned);
 	free(r->spans);
 	free(r);
 }
@@ -101,7 +101,7 @@ static struct sctpt_rxmsg *hold_stage(struct sctpt_ep *ep, const struct sctpt_hd
 		return NULL;
 	if (len > SCTPT_CQE_INLINE && !ep->lent && take_stage(ep, &r->rxb) == 0) {
 		r->buf = (uint8_t *)data; /* in r->rxb now */
-	} else if ((r->owned = malloc(len ? len : 1))) {
+	} else if ((r->owned = sctpt_msgbuf_get(ep, len ? len : 1))) {
 		r->buf = r->owned;
 		memcpy(r->buf, data, len);
 	} else {
@@ -187,7 +187,7 @@ static struct sctpt_rxmsg *start_reassembly(struct sctpt_ep *ep, struct sctpt_pe
 				      &r->cookie);
 	if (!r->buf) {
 		r->cookie = NULL;
-		r->buf = r->owned = malloc((size_t)h->msg_len);
+		r->buf = r->owned = sctpt_msgbuf_get(ep, (size_t)h->msg_len);
 	}
 	if (!r->buf) {
 		free(r);

@@ -50,11 +50,24 @@ void sctpt_tx_fail_all(struct sctpt_ep *ep, struct sctpt_peer *p, int status)
 	sctpt_rfrags_put(ep, &p->resend);
 }
 
+/*
+ * The payload of m's next fragment. A message within cfg.frag_size goes whole, as the
+ * configuration promises: cut at tx_frag (whole packets) it would take no fewer packets, and
+ * the receiver would reassemble it in a buffer of its own instead of its staging buffer.
+ */
+static size_t frag_len(const struct sctpt_ep *ep, const struct sctpt_txmsg *m)
+{
+	uint64_t left = m->hdr.msg_len - m->hdr.offset;
+	if (m->hdr.offset == 0 && left <= ep->cfg.frag_size)
+		return (size_t)left;
+	return left > ep->tx_frag ? ep->tx_frag : (size_t)left;
+}
+
 /* Copies the next fragment of m (envelope + payload) to out; returns its length. */
 static size_t build_fragment(struct sctpt_ep *ep, struct sctpt_txmsg *m, uint8_t *out)
 {
 	uint64_t left = m->hdr.msg_len - m->hdr.offset;
-	size_t n = left > ep->tx_frag ? ep->tx_frag : (size_t)left;
+	size_t n = frag_len(ep, m);
 	struct sctpt_hdr h = m->hdr;
 	h.flags = (uint8_t)((m->hdr.flags & (SCTPT_F_UNORDERED | SCTPT_F_MSGID)) |
 			    (h.offset == 0 ? SCTPT_F_FIRST : 0) | (n == left ? SCTPT_F_LAST : 0));
@@ -155,8 +168,7 @@ static int push_one(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s,
 			return rc;
 		}
 	} else {
-		uint64_t left = m->hdr.msg_len - m->hdr.offset;
-		size_t want = SCTPT_HDR_LEN + (left > ep->tx_frag ? ep->tx_frag : left);
+		size_t want = SCTPT_HDR_LEN + frag_len(ep, m);
 		int full = 0;
 		uint8_t *dst = ep->be->send_buf ? ep->be->send_buf(ep, p, want, &full) : NULL;
 		if (full)

@@ -99,7 +99,8 @@ run() { # STACK TEST NP: one run, its output in raw/
 	local bin=$s
 	case $s in
 	sctp) env=(SCTPT_SHM="$shm" "${sctp_env[@]}") ;;
-	before) env=(SCTPT_SHM="$shm" LD_LIBRARY_PATH="$BEFORE_LIB" "${sctp_env[@]}") bin=sctp ;;
+	# BEFORE_LIB last: SCTP_ENV may pin the sctp stack's own library (LD_LIBRARY_PATH)
+	before) env=(SCTPT_SHM="$shm" "${sctp_env[@]}" LD_LIBRARY_PATH="$BEFORE_LIB") bin=sctp ;;
 	debian) env=(UCX_TLS=self,tcp) ;;
 	esac
 	local prog=("$out/bin/$bin/bench_$t" -q "$q" -m "$max" $median) ranks=(-n "$np" "${prog[@]}")

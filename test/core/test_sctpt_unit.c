@@ -326,7 +326,8 @@ static void config_file(void)
 }
 
 /* Fragment sizes on the native engine: one it cannot carry is refused at open; one a little
- * above whole packets is cut to whole packets for sending, and received as configured. */
+ * above whole packets is cut to whole packets for sending messages above it (those within it
+ * go whole: test_sctpt_frag_whole), and received as configured. */
 static void fragment_bounds(void)
 {
 	struct sctpt_config cfg;
@@ -338,6 +339,9 @@ static void fragment_bounds(void)
 	cfg.frag_size = 127800;
 	EXPECT(sctpt_open(&cfg, &ep) == -EINVAL && strstr(sctpt_last_error(), "fragments"),
 	       "a fragment the engine cannot carry accepted: %s", sctpt_last_error());
+	/* its largest buffer holds the message's record as well as the message */
+	cfg.frag_size = 65536 + 256 - SCTPT_HDR_LEN;
+	EXPECT(sctpt_open(&cfg, &ep) == -EINVAL, "a fragment with no room for its record accepted");
 	cfg.frag_size = 64 * 1024;
 	cfg.path_mtu = 1500;
 	EXPECT(sctpt_open(&cfg, &ep) == 0, "open: %s", sctpt_last_error());
@@ -351,6 +355,38 @@ static void fragment_bounds(void)
 	sctpt_close(ep);
 }
 
+/* Buffers of reassembled messages are kept for the next message of a near size (not for one
+ * under half their size), within cfg.rcvbuf bytes, and come back aligned as malloc's. */
+static void message_buffers_kept(void)
+{
+	struct sctpt_config cfg;
+	struct sctpt_ep *ep;
+	sctpt_config_init(&cfg);
+	cfg.addrs = "127.0.0.1";
+	cfg.handler.complete = on_complete;
+	cfg.rcvbuf = 1u << 20;
+	EXPECT(sctpt_open(&cfg, &ep) == 0, "open: %s", sctpt_last_error());
+	uint8_t *a = sctpt_msgbuf_get(ep, 100000), *b;
+	EXPECT(a && (uintptr_t)a % 16 == 0, "buffer %p", (void *)a);
+	memset(a, 1, 100000);
+	sctpt_msgbuf_put(ep, a);
+	EXPECT(sctpt_msgbuf_get(ep, 99000) == a, "a near size did not reuse the buffer");
+	sctpt_msgbuf_put(ep, a);
+	b = sctpt_msgbuf_get(ep, 40000);
+	EXPECT(b && b != a, "a buffer over twice the size reused");
+	sctpt_msgbuf_put(ep, b);
+	EXPECT(ep->nmsgbufs == 2 && ep->msgbuf_bytes >= 140000, "%d kept, %zu bytes",
+	       ep->nmsgbufs, ep->msgbuf_bytes);
+	void *big[12];
+	for (int i = 0; i < 12; i++)
+		big[i] = sctpt_msgbuf_get(ep, 200000);
+	for (int i = 0; i < 12; i++)
+		sctpt_msgbuf_put(ep, big[i]);
+	EXPECT(ep->msgbuf_bytes <= cfg.rcvbuf, "%zu bytes kept over the %zu allowed",
+	       ep->msgbuf_bytes, cfg.rcvbuf);
+	sctpt_close(ep);
+}
+
 int main(void)
 {
 	config_file();
@@ -361,6 +397,7 @@ int main(void)
 	reassembly();
 	striped_reassembly();
 	fragment_bounds();
+	message_buffers_kept();
 	printf("%s\n", fails ? "FAILED" : "all unit checks passed");
 	return fails ? 1 : 0;
 }
