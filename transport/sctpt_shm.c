@@ -112,6 +112,8 @@ struct sctpt_shm_peer {
 	struct ring out;
 	const struct sctpt_shm_ctl *out_ctl;
 	uint64_t wpos, rcache;
+	uint64_t rec_max;            /* payload of a record at most: a quarter of the ring, never
+				    * more than a fragment (ring up) */
 	uint64_t now_max;            /* the largest message sctpt_shm_send writes whole (ring up) */
 	int pull;                    /* large messages may be pulls */
 	struct sctpt_txq pulls;      /* sends the peer is to read, oldest first */
@@ -719,10 +721,11 @@ static void out_welcome(struct sctpt_ep *ep, struct sctpt_shm_peer *sp)
 		goto fallback;
 	}
 	sp->pull = hd->pull && ep->cfg.shm_pull_min > 0;
-	/* one record, a quarter of the ring at most, and not what the receiver is to pull */
-	sp->now_max = sp->out.size / 4 - SCTPT_SHM_REC_LEN - SCTPT_HDR_LEN;
-	if (sp->now_max > ep->cfg.frag_size)
-		sp->now_max = ep->cfg.frag_size;
+	sp->rec_max = sp->out.size / 4 - SCTPT_SHM_REC_LEN - SCTPT_HDR_LEN;
+	if (sp->rec_max > ep->cfg.frag_size)
+		sp->rec_max = ep->cfg.frag_size;
+	/* one record, and not what the receiver is to pull */
+	sp->now_max = sp->rec_max;
 	if (sp->pull && sp->now_max >= ep->cfg.shm_pull_min)
 		sp->now_max = ep->cfg.shm_pull_min - 1;
 	sp->wpos = sp->rcache = 0;
@@ -1129,11 +1132,7 @@ int sctpt_shm_push(struct sctpt_ep *ep, struct sctpt_peer *p, uint16_t s, struct
 		if (k >= 0)
 			return k ? SCTPT_SHM_PULLED : rc;
 	}
-	/* a record of at most a quarter of the ring, and never more than a fragment */
-	uint64_t max = sp->out.size / 4 - SCTPT_SHM_REC_LEN - SCTPT_HDR_LEN;
-	if (max > ep->cfg.frag_size)
-		max = ep->cfg.frag_size;
-	uint64_t pay = left < max ? left : max;
+	uint64_t pay = left < sp->rec_max ? left : sp->rec_max;
 	uint64_t need = line_up(SCTPT_SHM_REC_LEN + SCTPT_HDR_LEN + pay);
 	struct sctpt_shm_rec *rec = reserve(ep, sp, need, &rc);
 	if (!rec)
