@@ -36,7 +36,7 @@ struct sctpc_env {
 	const char *fnn_table;      /* MPICH_SCTP_FNN_TABLE + _ADDRS: stripe over FNN rails */
 	const char *fnn_addrs;
 	int verbose;                /* MPICH_SCTP_VERBOSE: 1 endpoint, 2 + per-peer stats */
-	int spin_us;                /* MPICH_SCTP_SPIN_US: poll this long before blocking (0) */
+	int spin_us;                /* MPICH_SCTP_SPIN_US: poll this long before blocking */
 };
 
 struct sctpc_fnn;

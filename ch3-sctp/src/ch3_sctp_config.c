@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct sctpc_fnn {
 	struct fnn_design d;
@@ -158,6 +159,19 @@ static const struct {
 	[I_SPIN] = {"MPICH_SCTP_SPIN_US", 0, 1000000},
 };
 
+/*
+ * How long a blocking wait polls before it sleeps, unless MPICH_SCTP_SPIN_US says: a while
+ * when every rank of this node has a CPU (a wake-up from poll costs more than most replies
+ * take to come), not at all when they share CPUs (polling takes the CPU the peer needs).
+ */
+#define SPIN_US_DEFAULT 100
+
+static long spin_default(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return MPIR_Process.local_size > 0 && cpus >= MPIR_Process.local_size ? SPIN_US_DEFAULT : 0;
+}
+
 int sctpc_config(struct sctpt_config *cfg, char *err, size_t errlen)
 {
 	long v[I_COUNT];
@@ -172,7 +186,7 @@ int sctpc_config(struct sctpt_config *cfg, char *err, size_t errlen)
 		[I_PATH_RT] = cfg->path_max_retrans, [I_ASSOC_RT] = cfg->assoc_max_retrans,
 		[I_SNDBUF] = (long)cfg->sndbuf, [I_RCVBUF] = (long)cfg->rcvbuf,
 		[I_SACK_DELAY] = cfg->sack_delay_ms, [I_SACK_FREQ] = cfg->sack_freq,
-		[I_PORT_MIN] = 0, [I_PORT_MAX] = 0, [I_VERBOSE] = 0, [I_SPIN] = 0,
+		[I_PORT_MIN] = 0, [I_PORT_MAX] = 0, [I_VERBOSE] = 0, [I_SPIN] = spin_default(),
 	};
 	for (int i = 0; i < I_COUNT; i++)
 		if (env_int(ints[i].name, ints[i].lo, ints[i].hi, def[i], &v[i], err, errlen))

@@ -341,14 +341,16 @@ static int progress_wait(MPID_Progress_state * state)
 			goto fn_exit;
 		}
 #endif
-		/* poll a little before sleeping: a reply is often microseconds away */
+		/* poll a little before sleeping: a reply is often microseconds away, and so is
+		 * the rest of a message that is coming in */
 		if (sctpc.env.spin_us > 0) {
 			if (!spin_until)
 				spin_until = now_us() + (uint64_t) sctpc.env.spin_us;
 			if (poll_once(&mpi_errno) > 0 || mpi_errno || now_us() < spin_until)
 				continue;	/* the loop test sees a completion */
 		}
-		block(&mpi_errno);
+		if (block(&mpi_errno) > 0)
+			spin_until = 0;
 	} while (mpi_errno == MPI_SUCCESS &&
 		 (unsigned) state->ch.completion_count == MPIDI_CH3I_progress_completion_count);
 	MPIR_ERR_CHECK(mpi_errno);
