@@ -23,6 +23,9 @@
  * before it, or the peer's receives are used up), it waits with every other RMA packet to the
  * peer until the RDMA work issued before it has completed, Writes confirmed placed by a
  * 1-byte Read behind them (served only after every earlier segment of the QP is placed).
+ * A Send may follow Reads at once: the target hands it to CH3 only when its QP has answered
+ * every Read before it, so that a fence count or an unlock never lets the window change
+ * under a Read still being answered.
  */
 #ifndef CH3_HYBRID_H_INCLUDED
 #define CH3_HYBRID_H_INCLUDED
@@ -79,6 +82,13 @@ struct sctph_held {
 	struct iovec iov[];
 };
 
+/* A packet that came as an iWARP Send behind a Read Request the QP has not finished
+ * answering: CH3 gets it once the window is no longer read for the peer. */
+struct sctph_inbound {
+	struct sctph_inbound *next;
+	MPIDI_CH3_Pkt_t pkt;
+};
+
 /* What this process knows about one peer (by the core's peer id). */
 struct sctph_peer {
 	struct iw_qp *qp;           /* NULL until a window includes the peer */
@@ -86,8 +96,6 @@ struct sctph_peer {
 	uint64_t fence_to;
 	uint64_t issued, done;      /* work requests issued (posted or in the backlog), completed */
 	int dirty;                  /* Writes issued since the last fence Read */
-	uint64_t reads;             /* Reads of MPI data not completed (a Send could be served
-				     * before their data is read at the target) */
 	uint64_t last_to;           /* the last Write's target range and STag: a Terminate */
 	uint32_t last_len, last_stag; /* it caused may fail a later work request */
 	int busy;                   /* on the busy list */
@@ -101,6 +109,7 @@ struct sctph_peer {
 	uint64_t consumed_word;     /* the credit Write's source */
 	MPIDI_CH3_Pkt_t *rbuf;      /* SCTPH_RECVS receive buffers */
 	struct sctph_held *held, *held_tail;
+	struct sctph_inbound *inq, *inq_tail;  /* its Sends waiting for its Reads' answers */
 	struct sctph_peer *next_busy;
 };
 
@@ -130,6 +139,9 @@ struct sctph_env {
 	int max_wrs;                /* MPICH_HYBRID_MAX_PIECES: more pieces go as packets (256) */
 	int stats;                  /* MPICH_HYBRID_STATS: per-rank RDMA counts at MPI_Finalize */
 	int sends;                  /* MPICH_HYBRID_SENDS: closing packets as iWARP Sends (1) */
+	long lone_max;              /* MPICH_HYBRID_LONE_MAX: a Put or Get that closes its epoch
+				     * with nothing in flight before it goes as a packet up to
+				     * this many bytes (256 KiB) */
 };
 
 struct sctph {

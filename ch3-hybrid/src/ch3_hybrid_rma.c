@@ -213,6 +213,39 @@ static void follow_up_read(MPIDI_VC_t * vc, MPI_Win target_win, MPI_Win source_w
 	send_pkt_now(vc, &f, sizeof(f.unlock));
 }
 
+#define CLOSE_FLAGS (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK | \
+		     MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER)
+
+/*
+ * An operation that closes its epoch at the target with nothing of ours in flight to it
+ * (a lock epoch or fence with one operation): as RDMA it is the data plus a Send behind it,
+ * as a packet one message that the target handles with less work. Up to lone_max bytes the
+ * packet is faster; above, the Write's or Read's placement wins. Only a contiguous target
+ * range inside the window goes as a packet: RDMA refuses one outside it, CH3 would not.
+ */
+static int lone_op(int peer, int flags, const void *addr, MPI_Aint count, MPI_Datatype type,
+		   const struct target *t)
+{
+	const MPIDI_Win_basic_info_t *w = &t->win->basic_info_table[t->rank];
+	uintptr_t to = (uintptr_t) addr, base = (uintptr_t) w->base_addr;
+	MPI_Aint size, lb = 0;
+	int contig = 1;
+
+	if (!(flags & CLOSE_FLAGS) || !sctph_peer_quiet(&sctph.peer[peer]))
+		return 0;
+	MPIR_Datatype_get_size_macro(type, size);
+	size *= count;
+	if (size > sctph.env.lone_max)
+		return 0;
+	if (!MPIR_DATATYPE_IS_PREDEFINED(type)) {
+		MPIR_Datatype_is_contig(type, &contig);
+		MPIR_Datatype_get_true_lb(type, &lb);
+	}
+	to += (uintptr_t) lb;
+	return contig && to >= base && to - base <= (uintptr_t) w->size &&
+	    (uintptr_t) size <= (uintptr_t) w->size - (to - base);
+}
+
 /* A PUT: Writes from the packet's data (already gathered whole by the send path). */
 static int put(int peer, const MPIDI_CH3_Pkt_put_t * pk, const struct iovec *iov, int iovcnt,
 	       void *cookie)
@@ -224,7 +257,8 @@ static int put(int peer, const MPIDI_CH3_Pkt_put_t * pk, const struct iovec *iov
 	size_t skip = 0;
 	int nr, nl = 0;
 
-	if ((pk->pkt_flags & LOCK_FLAGS) || find_target(peer, pk->source_win_handle, &t))
+	if ((pk->pkt_flags & LOCK_FLAGS) || find_target(peer, pk->source_win_handle, &t) ||
+	    lone_op(peer, pk->pkt_flags, pk->addr, pk->count, pk->datatype, &t))
 		return -1;
 	/* a derived target type travels flattened between header and data */
 	if (!MPIR_DATATYPE_IS_PREDEFINED(pk->datatype))
@@ -281,7 +315,8 @@ static int get(int peer, const MPIDI_CH3_Pkt_get_t * g)
 	int nl, nr;
 
 	if ((g->pkt_flags & LOCK_FLAGS) || !rreq ||
-	    find_target(peer, rreq->dev.source_win_handle, &t))
+	    find_target(peer, rreq->dev.source_win_handle, &t) ||
+	    lone_op(peer, g->pkt_flags, g->addr, g->count, g->datatype, &t))
 		return -1;
 	if (layout(rreq->dev.user_buf, rreq->dev.user_count, rreq->dev.datatype,
 		   sctph.env.max_wrs, &lone, &l, &nl))
@@ -522,9 +557,6 @@ static int is_op(const MPIDI_CH3_Pkt_t * pkt)
 	return pkt->type >= MPIDI_CH3_PKT_PUT && pkt->type <= MPIDI_CH3_PKT_CAS_IMMED;
 }
 
-#define CLOSE_FLAGS (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK | \
-		     MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER)
-
 /* The origin's window of a packet, and its flags (-1 when it has none). */
 static MPI_Win pkt_win(const MPIDI_CH3_Pkt_t * pkt, int *flags)
 {
@@ -596,8 +628,8 @@ static void note_core(int peer, const MPIDI_CH3_Pkt_t * pkt)
 
 /*
  * A packet that closes an epoch, alone (no data), that may go as an iWARP Send: nothing of
- * its window and target is on its way over the core, or held here, and no Read is in flight
- * (the target may deliver a Send before it has read a Read's data: an unlock must not).
+ * its window and target is on its way over the core, or held here. Reads may be in flight:
+ * the target hands the Send to CH3 only once it has answered them (recv_done).
  */
 static int send_as_rdma(struct sctph_peer *p, int peer, const MPIDI_CH3_Pkt_t * pkt,
 			int iovcnt, void *cookie)
@@ -606,7 +638,7 @@ static int send_as_rdma(struct sctph_peer *p, int peer, const MPIDI_CH3_Pkt_t * 
 	int flags;
 	MPI_Win h;
 
-	if (iovcnt != 1 || p->held || p->reads || MPIR_IS_THREADED)
+	if (iovcnt != 1 || p->held || MPIR_IS_THREADED)
 		return -1;
 	h = pkt_win(pkt, &flags);
 	if (flags == -1 || !(flags & CLOSE_FLAGS) || is_op(pkt) || find_target(peer, h, &t) ||

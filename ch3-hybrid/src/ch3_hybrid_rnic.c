@@ -63,6 +63,7 @@ static void config(void)
 	sctph.env.max_wrs = env_int("MPICH_HYBRID_MAX_PIECES", 256, 1, 1 << 20);
 	sctph.env.stats = env_int("MPICH_HYBRID_STATS", 0, 0, 1);
 	sctph.env.sends = env_int("MPICH_HYBRID_SENDS", 1, 0, 1);
+	sctph.env.lone_max = env_int("MPICH_HYBRID_LONE_MAX", 256 << 10, 0, 1 << 30);
 }
 
 static void rnic_free(void)
@@ -269,8 +270,6 @@ void sctph_issue(struct sctph_peer *p, struct sctph_op *op)
 	/* credit Writes order nothing: packets never wait for them */
 	if (op->kind != SCTPH_CREDIT)
 		p->issued += (uint64_t) op->nwr;
-	if (op->opcode == IW_WR_READ && op->kind != SCTPH_FENCE)
-		p->reads += (uint64_t) op->nwr;
 	sctph.st.wrs += (uint64_t) op->nwr;
 	op->next = NULL;
 	if (p->backlog_tail)
@@ -473,16 +472,48 @@ static void report_credit(struct sctph_peer *p, int peer)
 	sctph_issue(p, op);
 }
 
-/* A packet that came as an iWARP Send: its receive is posted again, then CH3 handles it as
- * ch3:sctp's progress engine would (these packets have no data). */
+/* CH3 handles a packet that came as an iWARP Send as ch3:sctp's progress engine would
+ * (these packets have no data). */
+static void handle_inbound(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt)
+{
+	MPIR_Request *rreq = NULL;
+	intptr_t n = 0;
+
+	if (vc->state == MPIDI_VC_STATE_INACTIVE)
+		MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
+	if (sctpc.pkt[pkt->type] (vc, pkt, NULL, &n, &rreq) != MPI_SUCCESS || rreq || n)
+		sctph_fatal("CH3 could not handle a packet (type %d) from rank %d", (int) pkt->type,
+			    vc->pg_rank);
+}
+
+/* The peer's Sends that waited for its Reads to be answered, in order, once they are. */
+static int deliver_inbound(struct sctph_peer *p)
+{
+	struct sctph_inbound *in;
+	int n = 0;
+
+	if (!p->inq || !iw_qp_reads_served(p->qp))
+		return 0;
+	while ((in = p->inq)) {
+		p->inq = in->next;
+		if (!p->inq)
+			p->inq_tail = NULL;
+		handle_inbound(sctpc.peer_vc[p - sctph.peer], &in->pkt);
+		MPL_free(in);
+		n++;
+	}
+	return n;
+}
+
+/* A packet that came as an iWARP Send: its receive is posted again, then CH3 handles it, or
+ * it waits while the QP still answers a Read that came before it (the window must not change
+ * under it: the packet may count the peer's operations done or release its lock). */
 static void recv_done(const struct iw_wc *wc)
 {
 	int peer = (int) (wc->wr_id >> 16), i = (int) (wc->wr_id & 0xffff);
 	struct sctph_peer *p;
 	MPIDI_CH3_Pkt_t pkt;
 	MPIDI_VC_t *vc;
-	MPIR_Request *rreq = NULL;
-	intptr_t n = 0;
 
 	if (peer >= sctpc.npeer_vc || i >= SCTPH_RECVS || !(vc = sctpc.peer_vc[peer]))
 		sctph_fatal("a receive completion for an unknown buffer (%#llx)",
@@ -507,11 +538,21 @@ static void recv_done(const struct iw_wc *wc)
 	if (wc->byte_len != sizeof(pkt) || pkt.type < 0 || pkt.type >= MPIDI_CH3_PKT_END_CH3)
 		sctph_fatal("a packet from rank %d as an iWARP Send is malformed (%u bytes, type %d)",
 			    vc->pg_rank, wc->byte_len, (int) pkt.type);
-	if (vc->state == MPIDI_VC_STATE_INACTIVE)
-		MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
-	if (sctpc.pkt[pkt.type] (vc, &pkt, NULL, &n, &rreq) != MPI_SUCCESS || rreq || n)
-		sctph_fatal("CH3 could not handle a packet (type %d) from rank %d", (int) pkt.type,
-			    vc->pg_rank);
+	if (!p->inq && iw_qp_reads_served(p->qp)) {
+		handle_inbound(vc, &pkt);
+		return;
+	}
+	struct sctph_inbound *in = MPL_malloc(sizeof(*in), MPL_MEM_RMA);
+	if (!in)
+		sctph_fatal("out of memory for a packet from rank %d", vc->pg_rank);
+	in->next = NULL;
+	in->pkt = pkt;
+	if (p->inq_tail)
+		p->inq_tail->next = in;
+	else
+		p->inq = in;
+	p->inq_tail = in;
+	mark_busy(p);
 }
 
 /* What a Terminate's codes mean (RFC 5040 s7, RFC 5041 s7), for the common ones. */
@@ -624,8 +665,6 @@ static void wc_done(const struct iw_wc *wc)
 	p = &sctph.peer[op->peer];
 	if (op->kind != SCTPH_CREDIT)
 		p->done++;
-	if (op->opcode == IW_WR_READ && op->kind != SCTPH_FENCE)
-		p->reads--;
 	if (p->held)
 		mark_busy(p);
 	if (--op->pending)
@@ -650,7 +689,8 @@ static int poll_cq(void)
 	return total;
 }
 
-/* Backlogs and held packets; completing requests may make new work, on this list again. */
+/* Backlogs, held packets and Sends waiting for Reads to be answered; completing requests may
+ * make new work, on this list again. */
 static int work_busy(void)
 {
 	struct sctph_peer *list = sctph.busy, *p;
@@ -660,7 +700,8 @@ static int work_busy(void)
 		list = p->next_busy;
 		n += post_backlog(p);
 		n += release(p);
-		if (p->backlog || p->held) {
+		n += deliver_inbound(p);
+		if (p->backlog || p->held || p->inq) {
 			p->next_busy = sctph.busy;
 			sctph.busy = p;
 		} else {
@@ -731,6 +772,11 @@ void sctph_close(struct sctpt_ep *ep)
 				struct sctph_op *op = p->backlog;
 				p->backlog = op->next;
 				MPL_free(op);
+			}
+			while (p->inq) {
+				struct sctph_inbound *in = p->inq;
+				p->inq = in->next;
+				MPL_free(in);
 			}
 		}
 	}

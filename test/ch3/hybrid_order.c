@@ -18,6 +18,10 @@
  * third:    rank r puts into rank r+1, flushes and tells rank r+2, which MPI_Gets the block
  *           from rank r+1 and checks it (remote completion seen by a third process).
  * fence:    everyone puts into the next rank, MPI_Win_fence, the target checks.
+ * readback: everyone gets the whole window of the next rank (up to MAXSIZE x 4, answered from
+ *           the window itself), closes the epoch (MPI_Win_fence, or MPI_Win_complete /
+ *           MPI_Win_wait) and at once overwrites its own window: the origin must still read
+ *           what was there before -- the target's epoch must not end while it still answers.
  * Rank 0 prints "CHECK <part> <hash>"; the hashes do not depend on the device.
  *   hybrid_order [ITERATIONS] [MAXSIZE]   (default 50, 256 KiB)
  */
@@ -248,6 +252,65 @@ static void notifies(void)
 	free(got);
 }
 
+/* Gets of the next rank's whole window, which its owner overwrites the moment its epoch as
+ * a target ends (fence or PSCW). */
+static void readback(void)
+{
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	size_t n = maxsize * 4;
+	unsigned char *mem, *got = malloc(n);
+	MPI_Group world, gnext, gprev;
+	MPI_Win win;
+	uint64_t h[2] = {0, 0};
+
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	MPI_Group_incl(world, 1, &next, &gnext);
+	MPI_Group_incl(world, 1, &prev, &gprev);
+	MPI_Alloc_mem((MPI_Aint)n, MPI_INFO_NULL, &mem);
+	BT_EXPECT(mem && got, "malloc");
+	MPI_Win_create(mem, (MPI_Aint)n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	for (int pscw = 0; pscw < 2; pscw++) {
+		for (int it = 0; it < iters / 5 + 1; it++) {
+			size_t len = it % 2 ? n : n / 2 + 8;
+			bt_fill(mem, n, seed(rank, it, 10 + pscw));
+			memset(got, 0, len);
+			if (pscw) {
+				MPI_Win_post(gprev, 0, win);
+				MPI_Win_start(gnext, 0, win);
+			} else {
+				MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+			}
+			MPI_Get(got, (int)len, MPI_BYTE, next, 0, (int)len, MPI_BYTE, win);
+			/* (a fence that may open another epoch would leave MPICH's ch3 a barrier
+			 * to finish under the PSCW epochs that follow) */
+			if (pscw) {
+				MPI_Win_complete(win);
+				MPI_Win_wait(win);
+			} else {
+				MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+			}
+			/* this rank's epoch as a target is over: its window is its own again */
+			memset(mem, 0xee, n);
+			long bad = bt_check(got, len, seed(next, it, 10 + pscw));
+			if (bad >= 0)
+				BT_FAIL("readback-%s: %zu bytes from rank %d, iteration %d: byte %ld is "
+					"%#x, expected %#x: the target's epoch ended while it still "
+					"answered the Get", pscw ? "pscw" : "fence", len, next, it, bad,
+					got[bad], bt_byte(seed(next, it, 10 + pscw), (size_t)bad));
+			h[pscw] += bt_hash(got, len);
+			MPI_Barrier(MPI_COMM_WORLD);
+		}
+	}
+	bt_report("readback-fence", h[0]);
+	bt_report("readback-pscw", h[1]);
+	MPI_Win_free(&win);
+	MPI_Free_mem(mem);
+	MPI_Group_free(&gnext);
+	MPI_Group_free(&gprev);
+	MPI_Group_free(&world);
+	free(got);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -259,6 +322,7 @@ int main(int argc, char **argv)
 	double t0 = MPI_Wtime();
 	counters();
 	notifies();
+	readback();
 	if (rank == 0)
 		printf("TIME %d ranks: %.2f s\n", size, MPI_Wtime() - t0);
 	MPI_Finalize();

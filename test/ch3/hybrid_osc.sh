@@ -2,8 +2,10 @@
 # One-sided communication (test/btl's btl_osc: fence and passive-target epochs, put, get,
 # accumulate, get_accumulate, fetch_and_op, compare_and_swap, flush as remote completion) on
 # 2, 4 and 8 ranks over ch3:hybrid: the same CHECK lines as over ch3:sctp (one-sided as CH3
-# packets) and as over ch3:hybrid with MPICH_HYBRID_RDMA=0; every rank moved data by RDMA and
-# no Terminate was exchanged (MPICH_HYBRID_STATS=1).
+# packets), as over ch3:hybrid with MPICH_HYBRID_RDMA=0, and as over ch3:hybrid with every
+# operation that can go as RDMA going so (MPICH_HYBRID_LONE_MAX=0: no lone operation as a
+# packet), where every rank moved data by RDMA and no Terminate was exchanged
+# (MPICH_HYBRID_STATS=1).
 . "$(dirname "$0")/hybrid_common.sh"
 for np in 2 4 8; do
 	max=$((4 << 20))
@@ -12,8 +14,12 @@ for np in 2 4 8; do
 		{ echo "$ref"; die "btl_osc on $np ranks over ch3:sctp failed"; }
 	want=$(echo "$ref" | grep '^CHECK')
 	[ "$(echo "$want" | wc -l)" -ge 7 ] || { echo "$ref"; die "ch3:sctp printed $(echo "$want" | wc -l) checks, fewer than 7"; }
-	out=$(MPICH_HYBRID_STATS=1 run_on "$HYB" "$np" "$(hybrid_prog btl_osc "$HYB")" $max) ||
+	out=$(run_on "$HYB" "$np" "$(hybrid_prog btl_osc "$HYB")" $max) ||
 		{ echo "$out"; die "btl_osc on $np ranks over ch3:hybrid failed"; }
+	[ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
+		{ echo "--- ch3:sctp"; echo "$want"; echo "--- ch3:hybrid"; echo "$out"; die "btl_osc on $np ranks: answers differ"; }
+	out=$(MPICH_HYBRID_LONE_MAX=0 MPICH_HYBRID_STATS=1 run_on "$HYB" "$np" "$(hybrid_prog btl_osc "$HYB")" $max) ||
+		{ echo "$out"; die "btl_osc on $np ranks over ch3:hybrid (MPICH_HYBRID_LONE_MAX=0) failed"; }
 	[ "$(echo "$out" | grep '^CHECK')" = "$want" ] ||
 		{ echo "--- ch3:sctp"; echo "$want"; echo "--- ch3:hybrid"; echo "$out"; die "btl_osc on $np ranks: answers differ"; }
 	stats=$(rdma_stats "$out" "$np") || exit 1

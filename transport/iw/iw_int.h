@@ -97,6 +97,8 @@ struct iw_qp {
 	unsigned rq_done;              /* of those, finished from the head (waiting for the CQ) */
 	struct iw_rsp rsp[IW_RSP_DEPTH];
 	unsigned rsp_head, rsp_count;
+	unsigned rsp_in_place;         /* Read Response segments the core still reads from their
+					* region (IW_ACCESS_READ_IN_PLACE) */
 	uint32_t tx_msn[4], rx_msn[4];
 	uint32_t tx_unord, rx_unord;   /* rx_unord: every unordered index below it arrived */
 	uint64_t rx_seen[IW_RX_WINDOW / 64]; /* arrived unordered indexes at and above rx_unord */

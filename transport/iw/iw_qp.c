@@ -127,6 +127,14 @@ enum iw_qp_state iw_qp_state(struct iw_qp *qp, struct iw_term *sent, struct iw_t
 	return s;
 }
 
+int iw_qp_reads_served(struct iw_qp *qp)
+{
+	pthread_mutex_lock(&qp->r->lock);
+	int served = !qp->rsp_count && !qp->rsp_in_place;
+	pthread_mutex_unlock(&qp->r->lock);
+	return served;
+}
+
 /* A local SGE list: every entry inside a valid region of the QP's PD with the right. */
 static int check_sges(struct iw_qp *qp, const struct iw_sge *sg, int n, unsigned right,
 		      uint64_t *total)
@@ -477,6 +485,7 @@ static int emit_rsp(struct iw_qp *qp, struct iw_slot *s)
 		s->mr = m;
 		m->inflight++;
 		r->in_place++;
+		qp->rsp_in_place++;
 		r->st.rsp_in_place++;
 	} else if (n) {
 		if (!iw_rsp_buf(r, s, n)) {

@@ -206,6 +206,8 @@ void iw_slot_done(struct iw_rnic *r, struct iw_slot *s, int status)
 	if (s->mr) {
 		s->mr->inflight--;
 		r->in_place--;
+		if (qp)
+			qp->rsp_in_place--;
 		s->mr = NULL;
 	}
 	if (s->pooled && r->rsp_pooled < IW_RSP_POOL)

@@ -189,6 +189,11 @@ int iw_qp_create(struct iw_pd *pd, const struct iw_qp_attr *attr, struct iw_qp *
 int iw_qp_destroy(struct iw_qp *qp);
 uint32_t iw_qp_num(const struct iw_qp *qp);
 int iw_qp_connect(struct iw_qp *qp, sctpt_peer_t peer, uint32_t remote_qpn);
+/* 1 once every Read Request (and atomic) the QP received is answered and the core no longer
+ * reads an answer from its region: from then on the region may change without altering what
+ * the peer reads. A Send that came after a Read Request is delivered once the Request is
+ * queued, not answered: a peer's "done with your memory" Send waits for this. */
+int iw_qp_reads_served(struct iw_qp *qp);
 /* The QP's state; with term non-NULL, the last Terminate sent or received (zeros if none). */
 enum iw_qp_state iw_qp_state(struct iw_qp *qp, struct iw_term *sent, struct iw_term *recvd);
 
