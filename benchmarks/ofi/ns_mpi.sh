@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # ns_mpi.sh <build dir>: two namespace hosts joined by one veth link limited by a tbf (RATE,
 # default 10gbit; burst 1mb, latency 10ms on both ends), at each MTU of MTUS (1500 9000):
-#   MPI: osu_latency and osu_bw (benchmarks/btl's sources), 2 ranks, one per namespace
-#     (test/testbed/in-pc-ns.sh), Open MPI's pml cm + mtl ofi on the sctp provider (SCTP
-#     associations: FI_SCTP_SHM=0) against pml ob1 + btl self,tcp;
+#   MPI: OSU latency, bandwidth and bidirectional bandwidth (benchmarks/btl's programs), 2
+#     ranks, one per namespace (test/testbed/in-pc-ns.sh): Open MPI's pml cm + mtl ofi on the
+#     sctp provider and pml ob1 + btl self,sctp (SCTP associations: FI_SCTP_SHM=0,
+#     SCTPT_SHM=0) against pml ob1 + btl self,tcp;
 #   libfabric: ofi_bench (OFI_TESTS, default bw) of sctp against tcp;ofi_rxm.
 # Rounds interleave everything (the order of the stacks rotates); the tables give per size
 # the median over the rounds and the ratio to the baseline (btl tcp; tcp;ofi_rxm).
 # Environment: ROUNDS (3), Q (OSU iteration counts times Q; 0.2), MAX (4 MiB), RATE, MTUS,
-# OFI_TESTS, MPI=0 / OFI=0 (skip a part), LOCK=FILE (each round at each MTU runs under
+# MPI_TESTS (latency bw bibw), MPI_NAMES (btl-tcp mtl-sctp btl-sctp: a subset), OFI_TESTS, MPI=0 / OFI=0 (skip a part), LOCK=FILE (each round at each MTU runs under
 # flock FILE: a machine-wide lock for timed runs), KEEP=1 (keep the raw outputs).
 set -u
 build=${1:?usage: ns_mpi.sh <build dir>}
@@ -21,9 +22,12 @@ MAX=${MAX:-$((4 << 20))}
 RATE=${RATE:-10gbit}
 MTUS=${MTUS:-1500 9000}
 OFI_TESTS=${OFI_TESTS:-bw}
+MPI_TESTS=${MPI_TESTS:-latency bw bibw}
+MPI_NAMES=${MPI_NAMES:-btl-tcp mtl-sctp btl-sctp}
 export FI_PROVIDER_PATH=$build/ofi-provider/.libs
 [ -f "$FI_PROVIDER_PATH/libsctp-fi.so" ] || { echo "ns_mpi.sh: provider not built" >&2; exit 2; }
-mpirun=$(sed -n 's/^MPIRUN = //p' "$bench/Makefile" 2>/dev/null)
+mpibench=$build/benchmarks/btl
+mpirun=$(sed -n 's/^MPIRUN = //p' "$mpibench/Makefile" 2>/dev/null)
 [ -x "${mpirun:-}" ] || mpirun=$(command -v mpirun) || { echo "ns_mpi.sh: no mpirun" >&2; exit 77; }
 export FNN_TB_NSRUN=$build/test/testbed/tb_nsrun
 [ -x "$FNN_TB_NSRUN" ] || { echo "ns_mpi.sh: $FNN_TB_NSRUN not built" >&2; exit 2; }
@@ -45,8 +49,13 @@ out=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] && echo "raw outputs in $out" >&2 || rm -rf "$out"; ns_cleanup' EXIT
 safe() { echo "$1" | tr ';+' '_p'; }
 
-MPI_STACKS=("btl-tcp|--mca pml ob1 --mca btl self,tcp"
-	"mtl-sctp|--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include sctp -x FI_SCTP_SHM=0")
+compdir=$(sed -n 's/^OMPI_COMPONENTDIR = //p' "$mpibench/Makefile")
+MPI_STACKS=()
+for s in "btl-tcp|--mca pml ob1 --mca btl self,tcp" \
+	"mtl-sctp|--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include sctp -x FI_SCTP_SHM=0" \
+	"btl-sctp|--mca pml ob1 --mca btl self,sctp -x SCTPT_SHM=0 --mca mca_base_component_path $build/ompi-btl/.libs:$compdir"; do
+	case " $MPI_NAMES " in *" ${s%%|*} "*) MPI_STACKS+=("$s") ;; esac
+done
 OFI_STACKS=("tcp;ofi_rxm|tcp;ofi_rxm|" "sctp|sctp|FI_SCTP_SHM=0")
 
 # round R at MTU M: every stack once, the order rotating with R
@@ -57,12 +66,12 @@ round() {
 		[ "${MPI:-1}" = 1 ] || break
 		s=${MPI_STACKS[$(((k + r) % n))]}
 		name=${s%%|*} opts=${s#*|}
-		for t in latency bw; do
+		for t in $MPI_TESTS; do
 			f=$out/mpi_${mtu}_${t}_$(safe "$name")_$r.txt
 			# shellcheck disable=SC2086
 			timeout -k 10 600 "$mpirun" --allow-run-as-root --bind-to none -np 2 \
 				--mca btl_base_warn_component_unused 0 -x FI_PROVIDER_PATH $opts \
-				"$src/test/testbed/in-pc-ns.sh" "$bench/osu_$t" -q "$Q" -m "$MAX" \
+				"$src/test/testbed/in-pc-ns.sh" "$mpibench/bench_$t" -q "$Q" -m "$MAX" \
 				>"$f" 2>"$f.err" ||
 				{ echo "# MTU $mtu $name $t round $r failed: $(tail -1 "$f.err")"; rm -f "$f"; }
 		done
@@ -101,9 +110,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-python3 - "$out" "$MTUS" <<'EOF'
+python3 - "$out" "$MTUS" "$MPI_NAMES" <<'EOF'
 import glob, os, statistics, sys
-out, mtus = sys.argv[1], sys.argv[2].split()
+out, mtus, mpi = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 def table(prefix, test, names, base, title):
     vals = {}
     for name in names:
@@ -132,10 +141,12 @@ def table(prefix, test, names, base, title):
             row += f" {med[n] / med[base]:>15.2f} |" if n in med and med.get(base) else f" {'-':>15} |"
         print(row)
 for mtu in mtus:
-    table(f"mpi_{mtu}_latency", "lat", ["btl-tcp", "mtl-sctp"], "btl-tcp",
+    table(f"mpi_{mtu}_latency", "lat", mpi, "btl-tcp",
           f"MTU {mtu}: MPI one-way latency us (osu_latency), lower is better")
-    table(f"mpi_{mtu}_bw", "bw", ["btl-tcp", "mtl-sctp"], "btl-tcp",
+    table(f"mpi_{mtu}_bw", "bw", mpi, "btl-tcp",
           f"MTU {mtu}: MPI bandwidth MB/s (osu_bw), higher is better")
+    table(f"mpi_{mtu}_bibw", "bibw", mpi, "btl-tcp",
+          f"MTU {mtu}: MPI bidirectional bandwidth MB/s (osu_bibw), higher is better")
     for t, what in (("lat", "one-way latency us, lower"), ("bw", "bandwidth MB/s, higher"),
                     ("mr", "message rate msg/s, higher")):
         table(f"ofi_{mtu}", t, ["tcp;ofi_rxm", "sctp"], "tcp;ofi_rxm",
