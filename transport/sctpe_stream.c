@@ -294,8 +294,18 @@ static void place_drain(struct sctpe_assoc *a, struct sctpe_instream *is)
 static int place(struct sctpe_assoc *a, const struct sctpe_data *d)
 {
 	struct sctpe_instream *is = &a->ins[d->sid];
-	if (d->flags & SCTPE_DATA_U)
-		return 0;
+	if (d->flags & SCTPE_DATA_U) {
+		/* an unordered message in one chunk waits for no turn on its stream: placed at
+		 * once, with a cursor of its own (the stream's may be placing an ordered one) */
+		struct sctpt_rxcur pl;
+		if ((d->flags & (SCTPE_DATA_B | SCTPE_DATA_E)) != (SCTPE_DATA_B | SCTPE_DATA_E) ||
+		    d->len < PLACE_WHOLE_MIN || !a->e->place || !a->peer ||
+		    !sctpt_rx_place_begin(a->e->ep, &pl, a->peer, d->sid, d->payload, d->len))
+			return 0;
+		a->e->st.placed++;
+		sctpt_rx_place_end(a->e->ep, &pl);
+		return 1;
+	}
 	if (is->placing) {
 		if (!continues(a, is, d->tsn, d->mid, d->fsn)) {
 			if (a->idata && d->mid == is->next_mid && d->fsn < is->pl_next)

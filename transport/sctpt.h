@@ -127,6 +127,10 @@ struct sctpt_handler {
 	 */
 	int (*place)(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 		     const void *head, size_t head_len, struct iovec iov[2], void **cookie);
+	/* 1: place needs no earlier message handed over first (its messages name their own
+	 * destination, as RDMA segments do): the hook is asked even while some are queued for
+	 * this handler or being passed to complete. */
+	int place_anytime;
 	int events;         /* 1: this handler also gets the endpoint's events */
 	void *arg;
 };

@@ -304,8 +304,8 @@ static struct sctpt_rxmsg *direct_msg(struct sctpt_ep *ep, struct sctpt_rxcur *c
 	    n < (len < SCTPT_PLACE_HEAD ? len : SCTPT_PLACE_HEAD))
 		return NULL;
 	/* a send's completion, an event or a message it placed itself does not count */
-	if (s->unseen ||
-	    (s->h.complete && atomic_load_explicit(&ep->dispatching, memory_order_acquire)))
+	if (!s->h.place_anytime && (s->unseen || (s->h.complete &&
+	    atomic_load_explicit(&ep->dispatching, memory_order_acquire))))
 		return NULL;
 	if (!(h->flags & SCTPT_F_UNORDERED)) {
 		const struct sctpt_order_ctx *oc = sctpt_order_get(&c->peer->order, h->context);

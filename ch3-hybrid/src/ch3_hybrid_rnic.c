@@ -743,14 +743,16 @@ static void print_stats(void)
 		"bytes), %llu atomics, %llu work requests, %llu ordering reads, %llu packets held "
 		"behind RDMA, %llu packets as iWARP Sends (%llu received), %llu operations as CH3 "
 		"packets; iWARP: %llu segments sent, %llu "
-		"received, %llu bytes placed, %llu dropped, %llu Terminates sent, %llu received\n",
+		"received (%llu read straight into their region), %llu bytes placed, %llu dropped, %llu "
+		"Terminates sent, %llu received\n",
 		sctpc.rank, (unsigned long long) s->puts, (unsigned long long) s->put_bytes,
 		(unsigned long long) s->gets, (unsigned long long) s->get_bytes,
 		(unsigned long long) s->atomics, (unsigned long long) s->wrs,
 		(unsigned long long) s->fences, (unsigned long long) s->held,
 		(unsigned long long) s->qp_sends, (unsigned long long) s->qp_recvs,
 		(unsigned long long) s->fallback, (unsigned long long) is.segs_sent,
-		(unsigned long long) is.segs_recv, (unsigned long long) is.bytes_placed,
+		(unsigned long long) is.segs_recv, (unsigned long long) is.segs_placed,
+		(unsigned long long) is.bytes_placed,
 		(unsigned long long) is.dropped, (unsigned long long) is.terms_sent,
 		(unsigned long long) is.terms_recv);
 }

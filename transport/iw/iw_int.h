@@ -29,7 +29,8 @@ struct iw_mr {
 	struct iw_pd *pd;
 	uint64_t base, len;
 	unsigned access;
-	unsigned inflight;    /* Read Response segments sent from it that the core may still read */
+	unsigned inflight;    /* segments the core may still read from it (Read Responses sent in
+			       * place) or write into it (tagged segments being placed) */
 };
 
 struct iw_pd {
@@ -179,5 +180,10 @@ void iw_qp_free(struct iw_qp *qp);
 
 /* iw_rx.c */
 void iw_rx_segment(struct iw_qp *qp, const uint8_t *data, size_t len);
+/* Direct placement (iw_rnic.c): whether a tagged segment's n payload bytes may go straight
+ * into the region its header names (0: yes); the segment once the core placed its payload
+ * there, from its header alone. */
+int iw_rx_place_ok(struct iw_qp *qp, const struct iw_hdr *h, uint64_t n);
+void iw_rx_placed(struct iw_qp *qp, const uint8_t *hdr, size_t hlen, size_t n);
 
 #endif

@@ -38,6 +38,8 @@ void iw_rnic_attr_init(struct iw_rnic_attr *attr)
 }
 
 static void rnic_complete(void *arg, const struct sctpt_cqe *c);
+static int rnic_place(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+		      const void *head, size_t head_len, struct iovec iov[2], void **cookie);
 
 static void *progress_main(void *arg)
 {
@@ -81,7 +83,8 @@ int iw_open(struct sctpt_ep *ep, const struct iw_rnic_attr *attr, struct iw_rnic
 	}
 	pthread_mutex_init(&r->lock, NULL);
 	struct sctpt_handler h = {.lo = attr->context_base, .hi = attr->context_base + IW_QPN_MAX,
-				  .complete = rnic_complete, .events = 1, .arg = r};
+				  .complete = rnic_complete, .place = rnic_place,
+				  .place_anytime = 1, .events = 1, .arg = r};
 	int rc = r->handler = sctpt_handler_add(ep, &h);
 	if (rc < 0) {
 		iw_err(rc, "iw_open: contexts %#x..%#x: %s", h.lo, h.hi, sctpt_last_error());
@@ -420,11 +423,67 @@ static void bundle_input(struct iw_rnic *r, struct iw_qp *qp, const uint8_t *d, 
 	}
 }
 
-/* A received segment (lock held); c->context is one of ours. */
-static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
+/*
+ * Direct placement of the bulk of a transfer: a tagged segment that is not its message's
+ * last (sent unordered, placed whenever it arrives) and carries at least IW_PLACE_MIN bytes
+ * goes from the packets straight into its region, once its header checks out; the RECV entry
+ * then holds the header alone (struct iw_placed). The region counts it in flight until then
+ * (iw_dereg_mr waits). Runs with the core's lock held: the RNIC lock only if free (else the
+ * segment takes the usual way, a copy).
+ */
+#define IW_PLACE_MIN 4096
+
+struct iw_placed {
+	uint32_t stag;
+	uint8_t hdr[IW_TAGGED_HLEN];
+};
+
+static int rnic_place(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
+		      const void *head, size_t head_len, struct iovec iov[2], void **cookie)
+{
+	struct iw_rnic *r = arg;
+	const uint8_t *d = head;
+	uint32_t qpn = context - r->attr.context_base;
+	struct iw_placed *p = NULL;
+	struct iw_hdr h;
+
+	if (len < IW_TAGGED_HLEN + IW_PLACE_MIN || head_len < IW_TAGGED_HLEN ||
+	    (d[0] & (IW_DDP_T | IW_DDP_L)) != IW_DDP_T || qpn > IW_QPN_MAX ||
+	    pthread_mutex_trylock(&r->lock))
+		return 0;
+	struct iw_qp *qp = r->qp[qpn];
+	if (qp && qp->state == IW_QPS_RTS && qp->peer == peer &&
+	    iw_hdr_decode(&h, d, IW_TAGGED_HLEN) == IW_TAGGED_HLEN &&
+	    (((uint32_t)tag - qp->rx_unord) & IW_FENCE_MASK) < IW_RX_WINDOW &&
+	    iw_rx_place_ok(qp, &h, len - IW_TAGGED_HLEN) == 0 && (p = malloc(sizeof(*p)))) {
+		p->stag = h.stag;
+		memcpy(p->hdr, d, IW_TAGGED_HLEN);
+		iw_mr_find(r, h.stag)->inflight++;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!p)
+		return 0;
+	iov[0] = (struct iovec){p->hdr, IW_TAGGED_HLEN};
+	iov[1] = (struct iovec){(void *)(uintptr_t)h.to, len - IW_TAGGED_HLEN};
+	*cookie = p;
+	return 2;
+}
+
+/* The core is done with a placed segment (lock held). */
+static void placed_done(struct iw_rnic *r, struct iw_placed *p)
+{
+	struct iw_mr *m = iw_mr_find(r, p->stag);
+	if (m && m->inflight)
+		m->inflight--;
+	free(p);
+}
+
+/* A received segment (lock held); c->context is one of ours. placed: an unordered tagged
+ * segment whose payload is already in its region, d its header. */
+static void segment_in(struct iw_rnic *r, const struct sctpt_cqe *c, const uint8_t *d,
+		       const struct iw_placed *placed)
 {
 	uint32_t qpn = c->context - r->attr.context_base;
-	const uint8_t *d = c->data;
 	r->st.segs_recv++;
 	struct iw_qp *qp = qpn <= IW_QPN_MAX ? r->qp[qpn] : NULL;
 	if (!qp || qp->state == IW_QPS_IDLE || qp->peer != c->peer) {
@@ -437,14 +496,16 @@ static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
 	}
 	/* Our senders send exactly the non-Last tagged segments unordered (iw_verbs.h). */
 	if (qp->state == IW_QPS_ERROR) {
-		iw_rx_segment(qp, d, c->len); /* only a Terminate still matters: no fence */
+		if (!placed)
+			iw_rx_segment(qp, d, c->len); /* only a Terminate still matters: no fence */
 	} else if (c->len >= 1 && (d[0] & IW_DDP_T) && !(d[0] & IW_DDP_L)) {
 		/* The fence of an ordered segment counts the unordered ones sent before it; later
 		 * ones may overtake, so count by index: rx_unord is the first index not yet seen. */
 		uint32_t off = ((uint32_t)c->tag - qp->rx_unord) & IW_FENCE_MASK;
 		if (off >= IW_RX_WINDOW) {
 			static const struct iw_term far = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
-			iw_qp_fail(qp, &far, d, c->len, NULL); /* a duplicate or a runaway sender */
+			iw_qp_fail(qp, &far, d, placed ? IW_TAGGED_HLEN : c->len, NULL); /* a duplicate
+										    * or a runaway sender */
 			return;
 		}
 		uint32_t idx = ((uint32_t)c->tag & IW_FENCE_MASK) % IW_RX_WINDOW;
@@ -456,12 +517,23 @@ static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
 			qp->rx_seen[w / 64] &= ~(1ull << (w % 64));
 			qp->rx_unord = (qp->rx_unord + 1) & IW_FENCE_MASK;
 		}
-		iw_rx_segment(qp, d, c->len);
+		if (placed)
+			iw_rx_placed(qp, d, IW_TAGGED_HLEN, c->len - IW_TAGGED_HLEN);
+		else
+			iw_rx_segment(qp, d, c->len);
 		if (r->qp[qpn] == qp)
 			drain_held(qp);
 	} else {
 		ordered_input(qp, d, c->len, (uint32_t)c->tag & IW_FENCE_MASK);
 	}
+}
+
+static void segment_input(struct iw_rnic *r, const struct sctpt_cqe *c)
+{
+	struct iw_placed *placed = c->cookie;
+	segment_in(r, c, placed ? placed->hdr : c->data, placed);
+	if (placed)
+		placed_done(r, placed);
 }
 
 /* The QPs connected to a peer that is gone: its QPs (and their state) went with it. */
@@ -483,6 +555,8 @@ static void rnic_complete(void *arg, const struct sctpt_cqe *c)
 	pthread_mutex_lock(&r->lock);
 	if (c->kind == SCTPT_CQE_RECV && c->status == 0) {
 		segment_input(r, c);
+	} else if (c->kind == SCTPT_CQE_RECV && c->cookie) {
+		placed_done(r, c->cookie); /* abandoned: the sender was lost */
 	} else if (c->kind == SCTPT_CQE_SEND) {
 		message_done(r, c->cookie, c->status);
 	} else if (c->kind == SCTPT_CQE_EVENT && (c->ev.type == SCTPT_EV_ASSOC_DOWN ||

@@ -108,7 +108,7 @@ static void rx_tagged(struct iw_qp *qp, const struct iw_hdr *h, const uint8_t *d
 		fail(qp, L_RDMAP, 2, 0x06, d, len); /* a Read Response nobody asked for */
 		return;
 	}
-	if (n)
+	if (n && pl)	/* else the core placed it there */
 		memcpy((void *)(uintptr_t)h->to, pl, n);
 	qp->r->st.bytes_placed += n;
 	if (resp && h->last) {
@@ -276,6 +276,33 @@ static void rx_untagged(struct iw_qp *qp, const struct iw_hdr *h, const uint8_t 
 		rx_atomic_req(qp, d, len, pl, n);
 	else
 		rx_atomic_resp(qp, d, len, pl, n);
+}
+
+int iw_rx_place_ok(struct iw_qp *qp, const struct iw_hdr *h, uint64_t n)
+{
+	struct iw_term t;
+	int resp = h->opcode == IW_OP_READ_RESP;
+	if (!h->tagged || (h->opcode != IW_OP_WRITE && !resp))
+		return -1;
+	if (stag_check(qp, h->stag, h->to, n, resp ? IW_ACCESS_LOCAL_WRITE : IW_ACCESS_REMOTE_WRITE,
+		       0, &t) < 0)
+		return -1;
+	return resp && !find_read(qp, h->stag, h->to, n) ? -1 : 0;
+}
+
+/* The checks run again: the region or the Read may have gone meanwhile (a Terminate then, as
+ * for any segment; the bytes are already there, as a hardware RNIC's DMA would be). */
+void iw_rx_placed(struct iw_qp *qp, const uint8_t *hdr, size_t hlen, size_t n)
+{
+	struct iw_hdr h;
+	if (qp->state == IW_QPS_ERROR)
+		return;
+	if (iw_hdr_decode(&h, hdr, hlen) != (int)hlen || !h.tagged) {
+		bad_header(qp, hdr, hlen);
+		return;
+	}
+	qp->r->st.segs_placed++;
+	rx_tagged(qp, &h, hdr, hlen, NULL, n);
 }
 
 void iw_rx_segment(struct iw_qp *qp, const uint8_t *d, size_t len)

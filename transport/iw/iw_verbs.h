@@ -88,6 +88,7 @@ struct iw_rnic_stats {
 	uint64_t bundles;       /* core messages that carried several ordered segments */
 	uint64_t rsp_in_place;  /* Read Response segments sent from the region, not a copy */
 	uint64_t dereg_waits;   /* iw_dereg_mr calls that found such segments still held */
+	uint64_t segs_placed;   /* tagged segments the core read straight into their region */
 };
 
 void iw_rnic_attr_init(struct iw_rnic_attr *attr);
