@@ -222,16 +222,18 @@ static void follow_up_read(MPIDI_VC_t * vc, MPI_Win target_win, MPI_Win source_w
  * as a packet one message that the target handles with less work. Up to lone_max bytes the
  * packet is faster; above, the Write's or Read's placement wins. Only a contiguous target
  * range inside the window goes as a packet: RDMA refuses one outside it, CH3 would not.
+ * closing: the flags that end the epoch for this kind of operation (CH3 puts FLUSH on every
+ * read operation, so for a Get only an unlock or a fence/PSCW count does).
  */
-static int lone_op(int peer, int flags, const void *addr, MPI_Aint count, MPI_Datatype type,
-		   const struct target *t)
+static int lone_op(int peer, int flags, int closing, const void *addr, MPI_Aint count,
+		   MPI_Datatype type, const struct target *t)
 {
 	const MPIDI_Win_basic_info_t *w = &t->win->basic_info_table[t->rank];
 	uintptr_t to = (uintptr_t) addr, base = (uintptr_t) w->base_addr;
 	MPI_Aint size, lb = 0;
 	int contig = 1;
 
-	if (!(flags & CLOSE_FLAGS) || !sctph_peer_quiet(&sctph.peer[peer]))
+	if (!(flags & closing) || !sctph_peer_quiet(&sctph.peer[peer]))
 		return 0;
 	MPIR_Datatype_get_size_macro(type, size);
 	size *= count;
@@ -258,7 +260,7 @@ static int put(int peer, const MPIDI_CH3_Pkt_put_t * pk, const struct iovec *iov
 	int nr, nl = 0;
 
 	if ((pk->pkt_flags & LOCK_FLAGS) || find_target(peer, pk->source_win_handle, &t) ||
-	    lone_op(peer, pk->pkt_flags, pk->addr, pk->count, pk->datatype, &t))
+	    lone_op(peer, pk->pkt_flags, CLOSE_FLAGS, pk->addr, pk->count, pk->datatype, &t))
 		return -1;
 	/* a derived target type travels flattened between header and data */
 	if (!MPIR_DATATYPE_IS_PREDEFINED(pk->datatype))
@@ -316,7 +318,8 @@ static int get(int peer, const MPIDI_CH3_Pkt_get_t * g)
 
 	if ((g->pkt_flags & LOCK_FLAGS) || !rreq ||
 	    find_target(peer, rreq->dev.source_win_handle, &t) ||
-	    lone_op(peer, g->pkt_flags, g->addr, g->count, g->datatype, &t))
+	    lone_op(peer, g->pkt_flags, CLOSE_FLAGS & ~MPIDI_CH3_PKT_FLAG_RMA_FLUSH, g->addr,
+		    g->count, g->datatype, &t))
 		return -1;
 	if (layout(rreq->dev.user_buf, rreq->dev.user_count, rreq->dev.datatype,
 		   sctph.env.max_wrs, &lone, &l, &nl))
