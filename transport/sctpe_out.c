@@ -117,6 +117,11 @@ size_t sctpe_out_limit(const struct sctpe_assoc *a)
 {
 	size_t max = a->e->ep->cfg.sndbuf;
 	uint64_t bdp = a->rate * a->min_rtt_us / 1000000u, q = 4 * bdp;
+	/* SACKs queued behind the peer's own data (both directions busy) stretch the round trip
+	 * far beyond the path's: what is in flight must cover the round trip they see */
+	uint64_t now = 2 * (a->rate * a->cc.srtt_us / 1000000u);
+	if (q < now)
+		q = now;
 	if (q < SCTPE_SNDQ_MIN)
 		q = SCTPE_SNDQ_MIN;
 	return q < max ? (size_t)q : max;
