@@ -116,12 +116,10 @@ uint32_t sctpe_out_inflight(const struct sctpe_assoc *a)
 size_t sctpe_out_limit(const struct sctpe_assoc *a)
 {
 	size_t max = a->e->ep->cfg.sndbuf;
-	uint64_t bdp = a->rate * a->min_rtt_us / 1000000u, q = 4 * bdp;
-	/* SACKs queued behind the peer's own data (both directions busy) stretch the round trip
-	 * far beyond the path's: what is in flight must cover the round trip they see */
-	uint64_t now = 2 * (a->rate * a->cc.srtt_us / 1000000u);
-	if (q < now)
-		q = now;
+	/* four of the path's round trips, or two of those the SACKs see: queued behind the
+	 * peer's own data (both directions busy) they come far later than the path allows */
+	uint64_t us = 4ull * a->min_rtt_us, seen = 2ull * a->cc.srtt_us;
+	uint64_t q = a->rate * (us > seen ? us : seen) / 1000000u;
 	if (q < SCTPE_SNDQ_MIN)
 		q = SCTPE_SNDQ_MIN;
 	return q < max ? (size_t)q : max;

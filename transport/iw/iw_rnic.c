@@ -503,9 +503,9 @@ static void segment_in(struct iw_rnic *r, const struct sctpt_cqe *c, const uint8
 		 * ones may overtake, so count by index: rx_unord is the first index not yet seen. */
 		uint32_t off = ((uint32_t)c->tag - qp->rx_unord) & IW_FENCE_MASK;
 		if (off >= IW_RX_WINDOW) {
+			/* a duplicate or a runaway sender (a placed one's bytes here: its header) */
 			static const struct iw_term far = {.layer = IW_LAYER_DDP, .etype = 0, .ecode = 0};
-			iw_qp_fail(qp, &far, d, placed ? IW_TAGGED_HLEN : c->len, NULL); /* a duplicate
-										    * or a runaway sender */
+			iw_qp_fail(qp, &far, d, placed ? IW_TAGGED_HLEN : c->len, NULL);
 			return;
 		}
 		uint32_t idx = ((uint32_t)c->tag & IW_FENCE_MASK) % IW_RX_WINDOW;

@@ -93,19 +93,30 @@ static struct iw_swqe *oldest(struct iw_qp *qp, int read, uint32_t atomic_id)
 	return NULL;
 }
 
+/* What a tagged segment of n payload bytes must pass before it touches memory (received, or
+ * placed by the core): 0, or -1 with the Terminate's codes in t. */
+static int tagged_check(struct iw_qp *qp, const struct iw_hdr *h, uint64_t n, struct iw_term *t)
+{
+	int resp = h->opcode == IW_OP_READ_RESP;
+	unsigned right = resp ? IW_ACCESS_LOCAL_WRITE : IW_ACCESS_REMOTE_WRITE;
+	if (stag_check(qp, h->stag, h->to, n, right, 0, t) < 0)
+		return -1;
+	if (resp && !find_read(qp, h->stag, h->to, n)) {
+		/* a Read Response nobody asked for */
+		*t = (struct iw_term){.layer = L_RDMAP, .etype = 2, .ecode = 0x06};
+		return -1;
+	}
+	return 0;
+}
+
 static void rx_tagged(struct iw_qp *qp, const struct iw_hdr *h, const uint8_t *d, size_t len,
 		      const uint8_t *pl, size_t n)
 {
 	struct iw_term t;
 	int resp = h->opcode == IW_OP_READ_RESP;
-	struct iw_swqe *w = NULL;
-	unsigned right = resp ? IW_ACCESS_LOCAL_WRITE : IW_ACCESS_REMOTE_WRITE;
-	if (stag_check(qp, h->stag, h->to, n, right, 0, &t) < 0) {
+	struct iw_swqe *w;
+	if (tagged_check(qp, h, n, &t) < 0) {
 		fail(qp, t.layer, t.etype, t.ecode, d, len);
-		return;
-	}
-	if (resp && !(w = find_read(qp, h->stag, h->to, n))) {
-		fail(qp, L_RDMAP, 2, 0x06, d, len); /* a Read Response nobody asked for */
 		return;
 	}
 	if (n && pl)	/* else the core placed it there */
@@ -281,13 +292,9 @@ static void rx_untagged(struct iw_qp *qp, const struct iw_hdr *h, const uint8_t 
 int iw_rx_place_ok(struct iw_qp *qp, const struct iw_hdr *h, uint64_t n)
 {
 	struct iw_term t;
-	int resp = h->opcode == IW_OP_READ_RESP;
-	if (!h->tagged || (h->opcode != IW_OP_WRITE && !resp))
+	if (!h->tagged || (h->opcode != IW_OP_WRITE && h->opcode != IW_OP_READ_RESP))
 		return -1;
-	if (stag_check(qp, h->stag, h->to, n, resp ? IW_ACCESS_LOCAL_WRITE : IW_ACCESS_REMOTE_WRITE,
-		       0, &t) < 0)
-		return -1;
-	return resp && !find_read(qp, h->stag, h->to, n) ? -1 : 0;
+	return tagged_check(qp, h, n, &t);
 }
 
 /* The checks run again: the region or the Read may have gone meanwhile (a Terminate then, as
