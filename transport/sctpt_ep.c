@@ -385,9 +385,12 @@ static int ep_open(const struct sctpt_config *cfg, struct sctpt_ep **out,
 		if (whole >= SCTPT_MIN_FRAG + SCTPT_HDR_LEN)
 			ep->tx_frag = whole - SCTPT_HDR_LEN;
 	}
-	/* staging buffers are large: fewer of them are kept */
+	/* staging buffers are large: fewer of them are kept, but enough for the socket's
+	 * receive buffer of whole messages, which one input pass may hand to handlers at once
+	 * (fewer, and each window would make the heap grow and shrink: sctpt_msgbuf_put) */
 	sctpt_pool_init(&ep->tx_pool, sizeof(struct sctpt_txmsg), 256);
-	sctpt_pool_init(&ep->buf_pool, sizeof(struct sctpt_rxbuf) + ep->buf_len, 32);
+	sctpt_pool_init(&ep->buf_pool, sizeof(struct sctpt_rxbuf) + ep->buf_len,
+			32 + (int)(ep->cfg.rcvbuf / ep->buf_len));
 	sctpt_pool_init(&ep->frag_pool, sizeof(struct sctpt_rfrag) + ep->buf_len, 256);
 	sctpt_pool_init(&ep->cq_pool, sizeof(struct sctpt_cqent), 256);
 	ep->stage = sctpt_rxbuf_get(ep);
