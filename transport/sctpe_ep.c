@@ -248,6 +248,8 @@ int sctpe_ep_open(struct sctpt_ep *ep)
 	e->place = !pl || strcmp(pl, "0") != 0;
 	e->cookie_life_ms = SCTPE_VALID_COOKIE_LIFE_MS;
 	e->defer_sacks = !getenv("SCTPE_NO_DEFER");
+	const char *lq = getenv("SCTPE_LOCALQ");
+	e->localq = lq && *lq ? strtoul(lq, NULL, 0) : 0;
 
 	TAILQ_INIT(&e->all);
 	TAILQ_INIT(&e->flush);

@@ -226,6 +226,7 @@ struct sctpe_ep {
 	int tx_depth;
 	int in_input;                /* packets of the peers are being handled */
 	int defer_sacks;             /* fresh SACKs wait for the next batch (flush_all) */
+	size_t localq;               /* SCTPE_LOCALQ: fixed local queue limit, 0: by rate */
 	unsigned flush_gen;          /* flush_all calls */
 	int crc;                     /* compute and check CRC32c */
 	int debug;                   /* SCTPE_DEBUG: say why associations end */

@@ -432,6 +432,30 @@ static void send_gathered(struct sctpe_assoc *a, struct sctpe_pb *b, const struc
 		sctpt_udp_outputv(a->sel, iov, n);
 }
 
+/*
+ * New data waits while the kernel still holds more than a quarter of a millisecond of our
+ * sends at the path's rate (at least SCTPE_LOCALQ_MIN, in the kernel's buffer terms), as
+ * TCP's small queues keep it. Else a queue in front of a slower link (a shaper, a NIC slower
+ * than the host) fills with all that cwnd allows; when both directions are busy the SACKs
+ * for the peer's data wait behind it, its round trip and cwnd grow with our queue and ours
+ * with its, and each direction gets half the link. Only asked with a lot in flight: the
+ * SACKs for it flush again, so nothing waits for a wake-up that does not come.
+ */
+#define SCTPE_LOCALQ_MIN_FLIGHT (256u << 10)
+#define SCTPE_LOCALQ_MIN (128u << 10)
+#define SCTPE_LOCALQ_MAX (8u << 20)
+
+static int local_queue_full(const struct sctpe_assoc *a)
+{
+	if (a->cc.flight < SCTPE_LOCALQ_MIN_FLIGHT || a->e->tap)
+		return 0;
+	uint64_t q = a->rate / 4000u;
+	q = q < SCTPE_LOCALQ_MIN ? SCTPE_LOCALQ_MIN : q > SCTPE_LOCALQ_MAX ? SCTPE_LOCALQ_MAX : q;
+	if (a->e->localq)
+		q = a->e->localq;
+	return sctpt_udp_backlogged(a->sel, (size_t)q);
+}
+
 static int can_send_data(const struct sctpe_assoc *a)
 {
 	return a->state == SCTPE_ESTABLISHED || a->state == SCTPE_SHUTDOWN_PENDING ||
@@ -446,6 +470,11 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 	uint64_t now_us = sctpe_clock_us(), now_ms = now_us / 1000;
 	int data = can_send_data(a) && a->ring;
 	int fast = a->cc.in_fast_recovery && a->rtx_chunks;
+	int fresh = data && !local_queue_full(a);
+	/* held back with data to send, as by cwnd: it may grow (the local queue, not cwnd, now
+	 * bounds what waits in front of the link) */
+	if (data && !fresh && TAILQ_FIRST(&a->active))
+		a->cwnd_full = 1;
 	if (data && a->cc.flight == 0 && a->last_data_ms &&
 	    now_ms - a->last_data_ms > a->cc.rto_ms && TAILQ_FIRST(&a->active)) {
 		sctpe_cc_idle(&a->cc);
@@ -465,7 +494,7 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 		if (data) {
 			if (a->rtx_chunks)
 				n += put_rtx(a, &b, fast && pkts == 0, now_us, &g);
-			if (!a->rtx_chunks)
+			if (!a->rtx_chunks && fresh)
 				n += put_new(a, &b, now_us, &more, &g);
 		}
 		if (b.len == SCTPE_COMMON_LEN) {

@@ -188,6 +188,9 @@ struct sctpt_udp {
 	uint32_t mask;             /* network byte order */
 	int mtu;
 	_Atomic int gso;           /* the kernel takes UDP_SEGMENT sends on this socket */
+	/* sctpt_udp_backlogged: what the kernel still held of our sends (SIOCOUTQ) when last
+	 * asked, bytes_out then, and when (us) */
+	_Atomic uint64_t outq, outq_sent, outq_us, bytes_out;
 };
 
 #define SCTPT_TX_SEGS 64           /* datagrams per batched send: Linux's UDP_MAX_SEGMENTS */
@@ -552,6 +555,10 @@ void sctpt_udp_commit(struct sctpt_sel *sel, size_t len);
  * payload, left where they are until the batch goes (no copy), then zeros zero bytes. */
 void sctpt_udp_commitv(struct sctpt_sel *sel, size_t head, const void *payload, size_t plen,
 		       size_t zeros);
+/* Whether the kernel holds more than limit bytes (in its buffer terms) of the sends of sel's
+ * socket not yet gone (in a qdisc or the device): asked only when what went since the last
+ * answer could have taken it past limit, and then at most every few microseconds. */
+int sctpt_udp_backlogged(struct sctpt_sel *sel, size_t limit);
 /* Sends now the batches that point at payloads outside them: before their memory is reused. */
 void sctpt_udp_tx_unref(void);
 /* A packet gathered from pieces (a large payload left where it is), sent by itself after

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RX_BATCH 8
@@ -96,7 +99,36 @@ static int path_send(struct sctpt_path *path, const struct iovec *iov, int niov,
 	}
 	atomic_fetch_add_explicit(&path->pkts_out, (uint64_t)sent, memory_order_relaxed);
 	atomic_fetch_add_explicit(&path->bytes_out, len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&u->bytes_out, len, memory_order_relaxed);
 	return 0;
+}
+
+#define OUTQ_ASK_US 20 /* while over the limit, how often the kernel is asked again */
+
+int sctpt_udp_backlogged(struct sctpt_sel *sel, size_t limit)
+{
+	struct sctpt_peer *p = sel->peer;
+	int cur = atomic_load_explicit(&sel->cur, memory_order_relaxed);
+	if (cur < 0 || cur >= p->npaths)
+		return 0;
+	struct sctpt_udp *u = &p->ep->udp[p->paths[cur]->local];
+	uint64_t sent = atomic_load_explicit(&u->bytes_out, memory_order_relaxed);
+	uint64_t q = atomic_load_explicit(&u->outq, memory_order_relaxed);
+	/* a datagram takes about twice its payload in buffer terms at Ethernet MTUs */
+	if (q + 2 * (sent - atomic_load_explicit(&u->outq_sent, memory_order_relaxed)) <= limit)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	if (now - atomic_load_explicit(&u->outq_us, memory_order_relaxed) < OUTQ_ASK_US)
+		return q > limit;
+	int n = 0;
+	if (ioctl(u->fd, SIOCOUTQ, &n) != 0 || n < 0)
+		n = 0;
+	atomic_store_explicit(&u->outq, (uint64_t)n, memory_order_relaxed);
+	atomic_store_explicit(&u->outq_sent, sent, memory_order_relaxed);
+	atomic_store_explicit(&u->outq_us, now, memory_order_relaxed);
+	return (size_t)n > limit;
 }
 
 /* The next path after from that is up, else simply the next one. */
