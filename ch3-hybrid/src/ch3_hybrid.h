@@ -130,6 +130,7 @@ struct sctph_win {
 struct sctph_stats {
 	uint64_t puts, gets, atomics, fences, put_bytes, get_bytes, wrs, held, fallback;
 	uint64_t qp_sends, qp_recvs;
+	uint64_t lone_waits, lone_packets;  /* Puts that waited; of them, went as packets */
 };
 
 /* Environment settings (MPICH_HYBRID_*), read when the iWARP layer opens. */
@@ -139,6 +140,8 @@ struct sctph_env {
 	int max_wrs;                /* MPICH_HYBRID_MAX_PIECES: more pieces go as packets (256) */
 	int stats;                  /* MPICH_HYBRID_STATS: per-rank RDMA counts at MPI_Finalize */
 	int sends;                  /* MPICH_HYBRID_SENDS: closing packets as iWARP Sends (1) */
+	int lone_wait_us;           /* MPICH_HYBRID_LONE_WAIT_US: how long a Put that may yet
+				     * close its epoch alone waits for what follows it (50; 0: not) */
 	long lone_max;              /* MPICH_HYBRID_LONE_MAX: a Put or Get that closes its epoch
 				     * with nothing in flight before it goes as a packet up to
 				     * this many bytes (256 KiB) */
@@ -172,6 +175,7 @@ int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned fla
 int sctph_peer_quiet(const struct sctph_peer *p);
 int sctph_send_packet(struct sctph_peer *p, const MPIDI_CH3_Pkt_t * pkt, void *cookie);
 void sctph_sends_taken(struct sctph_peer *p, uint64_t n);
+void sctph_send_done(void *cookie, int status);
 void sctph_fatal(const char *fmt, ...) ATTRIBUTE((format(printf, 1, 2), noreturn));
 
 /* ch3_hybrid_rma.c: the send path's packets, taken over as RDMA or passed on; the
@@ -179,6 +183,11 @@ void sctph_fatal(const char *fmt, ...) ATTRIBUTE((format(printf, 1, 2), noreturn
 void sctph_rma_init(void);
 int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
 	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie);
+/* Sends the Put that waits for what follows it (as RDMA): always with idle set (the progress
+ * engine is about to sleep, or closing), else when the poll found nothing to do and no
+ * message to its target suggests the epoch is being closed, or when it waited long enough.
+ * 1 if it sent one. */
+int sctph_lone_release(int idle, int polled_nothing);
 /* ch3_hybrid_rnic.c, called by ch3:sctp's progress engine in place of the core's */
 int sctph_progress(struct sctpt_ep *ep);
 /* ... its iWARP part alone (before and after ch3:sctp's progress engine sleeps in the core) */

@@ -12,6 +12,7 @@
 #include "ch3_hybrid.h"
 
 #include <string.h>
+#include <time.h>
 
 /* Largest piece one work request carries (its length is 32-bit). */
 #define PIECE_MAX (1u << 30)
@@ -655,6 +656,108 @@ static int send_as_rdma(struct sctph_peer *p, int peer, const MPIDI_CH3_Pkt_t * 
 	return 0;
 }
 
+/*
+ * A Put that would go as a packet if it closed its epoch (lone_op) but does not: CH3 issued
+ * it before the fence, unlock or flush that ends the epoch. It waits for what follows it to
+ * its target: the packet that closes the epoch takes it along over the core (one CH3 packet
+ * each, as ch3:sctp sends them; as RDMA they would be a Write and a Send that each cost the
+ * target more); any other RMA packet to the target sends it as RDMA first. So does the
+ * progress engine when it is about to sleep, when a poll finds nothing to do and nothing was
+ * sent to the target since (MPI_Win_flush_local, a request's wait: only the Put itself can
+ * end those), and after lone_wait_us at most (a fence's collective with the target is under
+ * way: its closing packet comes when that is done). One Put waits at a time.
+ */
+#define LONE_IOV 4
+
+static struct {
+	int peer;                   /* -1: none waits */
+	int talked;                 /* a message of another context went to the peer since */
+	uint32_t context;
+	int32_t tag;
+	unsigned flags;
+	void *cookie;
+	int iovcnt;
+	uint64_t since_us;
+	struct iovec iov[LONE_IOV];
+} lone = {.peer = -1};
+
+static uint64_t clock_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+static int lone_wait(int peer, const MPIDI_CH3_Pkt_t * pkt, uint32_t context, int32_t tag,
+		     unsigned flags, const struct iovec *iov, int iovcnt, void *cookie)
+{
+	const MPIDI_CH3_Pkt_put_t *pk = &pkt->put;
+	struct target t;
+
+	if (pkt->type != MPIDI_CH3_PKT_PUT || sctph.env.lone_wait_us <= 0 || MPIR_IS_THREADED ||
+	    iovcnt > LONE_IOV || lone.peer >= 0 || !sctph.peer[peer].qp ||
+	    (pk->pkt_flags & (LOCK_FLAGS | CLOSE_FLAGS)) ||
+	    find_target(peer, pk->source_win_handle, &t) ||
+	    !lone_op(peer, CLOSE_FLAGS, CLOSE_FLAGS, pk->addr, pk->count, pk->datatype, &t))
+		return 0;
+	lone.peer = peer;
+	lone.talked = 0;
+	lone.context = context;
+	lone.tag = tag;
+	lone.flags = flags;
+	lone.cookie = cookie;
+	lone.iovcnt = iovcnt;
+	memcpy(lone.iov, iov, (size_t) iovcnt * sizeof(iov[0]));
+	lone.since_us = clock_us();
+	sctph.st.lone_waits++;
+	return 1;
+}
+
+/* The waiting Put goes: as a CH3 packet ahead of the packet that closes its epoch, else as
+ * RDMA (or a packet, if RDMA refuses it, as sctph_send would send it). */
+static void lone_go(int as_packet)
+{
+	int peer = lone.peer, rc;
+	const MPIDI_CH3_Pkt_t *pkt = lone.iov[0].iov_base;
+
+	lone.peer = -1;
+	if (!as_packet && put(peer, &pkt->put, lone.iov, lone.iovcnt, lone.cookie) == 0)
+		return;
+	if (as_packet)
+		sctph.st.lone_packets++;
+	else
+		sctph.st.fallback++;
+	/* nothing went to the peer since it waited: still quiet, the core keeps the order */
+	note_core(peer, pkt);
+	rc = sctpt_send(sctpc.ep, peer, lone.context, lone.tag, lone.flags, lone.iov, lone.iovcnt,
+			lone.cookie);
+	if (rc != 0)		/* 1: with SCTP already; < 0: failed, no completion to come */
+		sctph_send_done(lone.cookie, rc == 1 ? 0 : rc);
+}
+
+int sctph_lone_release(int idle, int polled_nothing)
+{
+	if (lone.peer < 0)
+		return 0;
+	if (!idle && !(polled_nothing && !lone.talked) &&
+	    clock_us() - lone.since_us < (uint64_t) sctph.env.lone_wait_us)
+		return 0;
+	lone_go(0);
+	return 1;
+}
+
+/* A packet to the peer a Put waits for: one that closes an epoch alone takes the Put along. */
+static void lone_next(int peer, const MPIDI_CH3_Pkt_t * pkt)
+{
+	int flags;
+
+	if (lone.peer != peer)
+		return;
+	pkt_win(pkt, &flags);
+	lone_go(flags != -1 && (flags & CLOSE_FLAGS) && !is_op(pkt) &&
+		!(flags & LOCK_FLAGS));
+}
+
 int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t tag,
 	       unsigned flags, const struct iovec *iov, int iovcnt, void *cookie)
 {
@@ -663,10 +766,16 @@ int sctph_send(struct sctpt_ep *ep, sctpt_peer_t peer, uint32_t context, int32_t
 	int rc;
 
 	if (context != SCTPC_CTX_RMA || sctph.opened <= 0 || peer < 0 || peer >= sctpc.npeer_vc ||
-	    iovcnt < 1 || iov[0].iov_len < sizeof(MPIDI_CH3_Pkt_t))
+	    iovcnt < 1 || iov[0].iov_len < sizeof(MPIDI_CH3_Pkt_t)) {
+		if (peer == lone.peer)
+			lone.talked = 1;
 		return sctpt_send(ep, peer, context, tag, flags, iov, iovcnt, cookie);
+	}
 	pkt = iov[0].iov_base;	/* ch3:sctp's copy of the whole fixed-size header */
 	p = &sctph.peer[peer];
+	lone_next(peer, pkt);
+	if (lone_wait(peer, pkt, context, tag, flags, iov, iovcnt, cookie))
+		return 0;	/* its completion comes when it has gone */
 	rc = rdma(peer, pkt, iov, iovcnt, cookie);
 	if (rc >= 0)
 		return rc;

@@ -64,6 +64,7 @@ static void config(void)
 	sctph.env.stats = env_int("MPICH_HYBRID_STATS", 0, 0, 1);
 	sctph.env.sends = env_int("MPICH_HYBRID_SENDS", 1, 0, 1);
 	sctph.env.lone_max = env_int("MPICH_HYBRID_LONE_MAX", 256 << 10, 0, 1 << 30);
+	sctph.env.lone_wait_us = env_int("MPICH_HYBRID_LONE_WAIT_US", 50, 0, 1000000);
 }
 
 static void rnic_free(void)
@@ -355,6 +356,11 @@ static void send_done(void *cookie, int status)
 	struct sctpt_cqe c = {.kind = SCTPT_CQE_SEND, .status = status, .cookie = cookie };
 	if (sctpc_send_done(&c) != MPI_SUCCESS)
 		sctph_fatal("a packet held behind RDMA could not be sent: %s", strerror(-status));
+}
+
+void sctph_send_done(void *cookie, int status)
+{
+	send_done(cookie, status);
 }
 
 /* Sends the held packets whose work is done, in order. */
@@ -712,11 +718,11 @@ static int work_busy(void)
 }
 
 /* The iWARP layer's side of a progress call: deferred work out, completions in. */
-int sctph_rdma_progress(void)
+static int rdma_work(int n)
 {
 	if (sctph.opened <= 0)
-		return 0;
-	int n = iw_progress(sctph.rnic);
+		return n;
+	n += iw_progress(sctph.rnic);
 	int done = poll_cq();
 	if (sctph.busy)
 		done += work_busy();
@@ -726,10 +732,17 @@ int sctph_rdma_progress(void)
 	return n + done;
 }
 
+/* ch3:sctp's blocking wait, before it sleeps and after: a Put waiting for what follows goes */
+int sctph_rdma_progress(void)
+{
+	return rdma_work(sctph_lone_release(1, 0));
+}
+
 int sctph_progress(struct sctpt_ep *ep)
 {
 	int n = sctpt_progress(ep);
-	return n + sctph_rdma_progress();
+	n += sctph_lone_release(0, n == 0);
+	return rdma_work(n);
 }
 
 static void print_stats(void)
@@ -742,7 +755,8 @@ static void print_stats(void)
 	fprintf(stderr, "ch3:hybrid: rank %d RDMA: %llu puts (%llu bytes), %llu gets (%llu "
 		"bytes), %llu atomics, %llu work requests, %llu ordering reads, %llu packets held "
 		"behind RDMA, %llu packets as iWARP Sends (%llu received), %llu operations as CH3 "
-		"packets; iWARP: %llu segments sent, %llu "
+		"packets, %llu Puts waited for their epoch's end (%llu of them went with it as "
+		"packets); iWARP: %llu segments sent, %llu "
 		"received (%llu read straight into their region), %llu bytes placed, %llu dropped, %llu "
 		"Terminates sent, %llu received\n",
 		sctpc.rank, (unsigned long long) s->puts, (unsigned long long) s->put_bytes,
@@ -750,7 +764,8 @@ static void print_stats(void)
 		(unsigned long long) s->atomics, (unsigned long long) s->wrs,
 		(unsigned long long) s->fences, (unsigned long long) s->held,
 		(unsigned long long) s->qp_sends, (unsigned long long) s->qp_recvs,
-		(unsigned long long) s->fallback, (unsigned long long) is.segs_sent,
+		(unsigned long long) s->fallback, (unsigned long long) s->lone_waits,
+		(unsigned long long) s->lone_packets, (unsigned long long) is.segs_sent,
 		(unsigned long long) is.segs_recv, (unsigned long long) is.segs_placed,
 		(unsigned long long) is.bytes_placed,
 		(unsigned long long) is.dropped, (unsigned long long) is.terms_sent,
@@ -760,6 +775,8 @@ static void print_stats(void)
 /* MPI_Finalize: the iWARP layer goes before the endpoint it lives on. */
 void sctph_close(struct sctpt_ep *ep)
 {
+	if (sctph.opened > 0)
+		sctph_lone_release(1, 0);
 	if (sctph.opened > 0 && sctph.env.stats)
 		print_stats();
 	if (sctph.opened > 0) {

@@ -8,6 +8,8 @@
 # RDMA going so (MPICH_HYBRID_LONE_MAX=0), epoch-closing packets as iWARP Sends (default) and
 # held behind an ordering Read (MPICH_HYBRID_SENDS=0); then with the defaults, and once with
 # the core's shared memory between the ranks.
+# With the defaults, Puts that CH3 issues before the fence or unlock that ends their epoch
+# must have waited for it and gone along as packets (MPICH_HYBRID_STATS).
 . "$(dirname "$0")/hybrid_common.sh"
 iters=100
 for np in 4 5; do
@@ -25,11 +27,14 @@ for np in 4 5; do
 		echo "np=$np sends=$sends: exact ($(echo "$out" | grep '^TIME' | sed 's/^TIME //')); RDMA per rank: $stats"
 	done
 done
-out=$(run_on "$HYB" 4 "$(hybrid_prog hybrid_order "$HYB")" $iters) ||
+out=$(MPICH_HYBRID_STATS=1 run_on "$HYB" 4 "$(hybrid_prog hybrid_order "$HYB")" $iters) ||
 	{ echo "$out"; die "hybrid_order on 4 ranks over ch3:hybrid (defaults) failed"; }
 [ "$(echo "$out" | grep '^CHECK')" = "$(run_on "$SCTP" 4 "$(hybrid_prog hybrid_order "$SCTP")" $iters | grep '^CHECK')" ] ||
 	{ echo "$out"; die "hybrid_order on 4 ranks over ch3:hybrid (defaults): answers differ"; }
-echo "np=4 with the defaults: exact"
+# Puts issued before their fence or unlock waited for it and went along as packets
+lone=$(echo "$out" | sed -n 's/.* (\([0-9]*\) of them went with it as packets).*/\1/p' | awk '{s += $1} END {print s + 0}')
+[ "$lone" -gt 0 ] || { echo "$out"; die "no Put waited for the end of its epoch"; }
+echo "np=4 with the defaults: exact ($lone Puts went along with the packet that closed their epoch)"
 out=$(SCTPT_SHM=1 run_on "$HYB" 4 "$(hybrid_prog hybrid_order "$HYB")" $iters) ||
 	{ echo "$out"; die "hybrid_order on 4 ranks over ch3:hybrid with shared memory failed"; }
 echo "np=4 with the core's shared memory: exact"
