@@ -195,7 +195,8 @@ void sctpe_stats_print(const struct sctpe_ep *e, FILE *f)
 	fprintf(f, "sctpe %d: pkts in %llu out %llu, bad csum %llu, bad vtag %llu, ootb %llu, "
 		"malformed %llu, bad cookie %llu, stale cookie %llu, unknown chunks %llu, aborts in "
 		"%llu out %llu, rtx t3 %llu fast %llu, sacks in %llu out %llu, dup tsns %llu, dropped "
-		"%llu, bad sacks %llu, placed %llu, timeouts undone %llu\n", (int)getpid(),
+		"%llu, bad sacks %llu, placed %llu, timeouts undone %llu; new data held by cwnd %llu, "
+		"peer window %llu, local queue %llu, send limit %llu\n", (int)getpid(),
 		(unsigned long long)s->pkts_in, (unsigned long long)s->pkts_out,
 		(unsigned long long)s->bad_csum, (unsigned long long)s->bad_vtag,
 		(unsigned long long)s->ootb, (unsigned long long)s->malformed,
@@ -205,7 +206,9 @@ void sctpe_stats_print(const struct sctpe_ep *e, FILE *f)
 		(unsigned long long)s->rtx_fast, (unsigned long long)s->sacks_in,
 		(unsigned long long)s->sacks_out, (unsigned long long)s->dup_tsns,
 		(unsigned long long)s->dropped_window, (unsigned long long)s->bad_sacks,
-		(unsigned long long)s->placed, (unsigned long long)s->rtx_undone);
+		(unsigned long long)s->placed, (unsigned long long)s->rtx_undone,
+		(unsigned long long)s->stop_cwnd, (unsigned long long)s->stop_rwnd,
+		(unsigned long long)s->stop_localq, (unsigned long long)s->stop_limit);
 	const struct sctpe_assoc *a;
 	TAILQ_FOREACH(a, &e->all, link)
 		sctpe_assoc_print(a, f);

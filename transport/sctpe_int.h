@@ -200,6 +200,9 @@ struct sctpe_stats {
 	uint64_t pkts_in, pkts_out, bad_csum, bad_vtag, ootb, malformed, bad_cookie, stale_cookie,
 		unknown_chunks, aborts_in, aborts_out, rtx_t3, rtx_fast, sacks_in, sacks_out,
 		dup_tsns, dropped_window, bad_sacks, placed, rtx_undone;
+	/* why new data stopped going out: flushes that ran into cwnd, the peer's window, the
+	 * local queue limit; messages the send limit turned away (the core keeps them) */
+	uint64_t stop_cwnd, stop_rwnd, stop_localq, stop_limit;
 };
 
 /* The association slots of a core peer: its own and, striped, its rails'. */

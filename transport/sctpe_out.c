@@ -134,8 +134,10 @@ static int queue_check(struct sctpe_assoc *a, uint16_t sid, size_t len)
 	    (a->state == SCTPE_ESTABLISHED && sid >= a->os))
 		return sctpt_err(-EINVAL, "peer %s: no SCTP message of %zu bytes on stream %u",
 				 a->peer->card, len, sid);
-	if (a->held_bytes && a->held_bytes + len > sctpe_out_limit(a))
+	if (a->held_bytes && a->held_bytes + len > sctpe_out_limit(a)) {
+		e->st.stop_limit++;
 		return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -372,6 +374,7 @@ static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, i
 			break;
 		if (a->cc.flight >= a->cc.cwnd) {
 			a->cwnd_full = 1;
+			a->e->st.stop_cwnd++;
 			break;
 		}
 		*full = 1;
@@ -390,6 +393,7 @@ static int put_new(struct sctpe_assoc *a, struct sctpe_pb *b, uint64_t now_us, i
 		/* the peer's window, but one probe when nothing is outstanding (6.1 A) */
 		if (len + hl > a->peer_rwnd && a->cc.flight > 0) {
 			*full = 0;
+			a->e->st.stop_rwnd++;
 			break;
 		}
 		if (a->next_tsn - a->cum - 1 >= a->ring_cap && ring_grow(a) != 0)
@@ -473,8 +477,10 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 	int fresh = data && !local_queue_full(a);
 	/* held back with data to send, as by cwnd: it may grow (the local queue, not cwnd, now
 	 * bounds what waits in front of the link) */
-	if (data && !fresh && TAILQ_FIRST(&a->active))
+	if (data && !fresh && TAILQ_FIRST(&a->active)) {
 		a->cwnd_full = 1;
+		e->st.stop_localq++;
+	}
 	if (data && a->cc.flight == 0 && a->last_data_ms &&
 	    now_ms - a->last_data_ms > a->cc.rto_ms && TAILQ_FIRST(&a->active)) {
 		sctpe_cc_idle(&a->cc);
