@@ -449,7 +449,7 @@ static void send_gathered(struct sctpe_assoc *a, struct sctpe_pb *b, const struc
 #define SCTPE_LOCALQ_MIN (128u << 10)
 #define SCTPE_LOCALQ_MAX (8u << 20)
 
-static int local_queue_full(const struct sctpe_assoc *a)
+static int local_queue_full(const struct sctpe_assoc *a, uint64_t now_us)
 {
 	if (a->cc.flight < SCTPE_LOCALQ_MIN_FLIGHT || a->e->tap)
 		return 0;
@@ -457,7 +457,7 @@ static int local_queue_full(const struct sctpe_assoc *a)
 	q = q < SCTPE_LOCALQ_MIN ? SCTPE_LOCALQ_MIN : q > SCTPE_LOCALQ_MAX ? SCTPE_LOCALQ_MAX : q;
 	if (a->e->localq)
 		q = a->e->localq;
-	return sctpt_udp_backlogged(a->sel, (size_t)q);
+	return sctpt_udp_backlogged(a->sel, (size_t)q, now_us);
 }
 
 static int can_send_data(const struct sctpe_assoc *a)
@@ -474,7 +474,7 @@ void sctpe_out_flush(struct sctpe_assoc *a)
 	uint64_t now_us = sctpe_clock_us(), now_ms = now_us / 1000;
 	int data = can_send_data(a) && a->ring;
 	int fast = a->cc.in_fast_recovery && a->rtx_chunks;
-	int fresh = data && !local_queue_full(a);
+	int fresh = data && !local_queue_full(a, now_us);
 	/* held back with data to send, as by cwnd: it may grow (the local queue, not cwnd, now
 	 * bounds what waits in front of the link) */
 	if (data && !fresh && TAILQ_FIRST(&a->active)) {

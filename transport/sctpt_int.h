@@ -557,8 +557,9 @@ void sctpt_udp_commitv(struct sctpt_sel *sel, size_t head, const void *payload, 
 		       size_t zeros);
 /* Whether the kernel holds more than limit bytes (in its buffer terms) of the sends of sel's
  * socket not yet gone (in a qdisc or the device): asked only when what went since the last
- * answer could have taken it past limit, and then at most every few microseconds. */
-int sctpt_udp_backlogged(struct sctpt_sel *sel, size_t limit);
+ * answer could have taken it past limit, and then at most every few microseconds (now_us: a
+ * CLOCK_MONOTONIC reading the caller has). */
+int sctpt_udp_backlogged(struct sctpt_sel *sel, size_t limit, uint64_t now_us);
 /* Sends now the batches that point at payloads outside them: before their memory is reused. */
 void sctpt_udp_tx_unref(void);
 /* A packet gathered from pieces (a large payload left where it is), sent by itself after

@@ -16,7 +16,6 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define RX_BATCH 8
@@ -105,7 +104,7 @@ static int path_send(struct sctpt_path *path, const struct iovec *iov, int niov,
 
 #define OUTQ_ASK_US 20 /* while over the limit, how often the kernel is asked again */
 
-int sctpt_udp_backlogged(struct sctpt_sel *sel, size_t limit)
+int sctpt_udp_backlogged(struct sctpt_sel *sel, size_t limit, uint64_t now_us)
 {
 	struct sctpt_peer *p = sel->peer;
 	int cur = atomic_load_explicit(&sel->cur, memory_order_relaxed);
@@ -117,17 +116,14 @@ int sctpt_udp_backlogged(struct sctpt_sel *sel, size_t limit)
 	/* a datagram takes about twice its payload in buffer terms at Ethernet MTUs */
 	if (q + 2 * (sent - atomic_load_explicit(&u->outq_sent, memory_order_relaxed)) <= limit)
 		return 0;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	if (now - atomic_load_explicit(&u->outq_us, memory_order_relaxed) < OUTQ_ASK_US)
+	if (now_us - atomic_load_explicit(&u->outq_us, memory_order_relaxed) < OUTQ_ASK_US)
 		return q > limit;
 	int n = 0;
 	if (ioctl(u->fd, SIOCOUTQ, &n) != 0 || n < 0)
 		n = 0;
 	atomic_store_explicit(&u->outq, (uint64_t)n, memory_order_relaxed);
 	atomic_store_explicit(&u->outq_sent, sent, memory_order_relaxed);
-	atomic_store_explicit(&u->outq_us, now, memory_order_relaxed);
+	atomic_store_explicit(&u->outq_us, now_us, memory_order_relaxed);
 	return (size_t)n > limit;
 }
 
