@@ -12,7 +12,6 @@
 #include "ch3_hybrid.h"
 
 #include <string.h>
-#include <time.h>
 
 /* Largest piece one work request carries (its length is 32-bit). */
 #define PIECE_MAX (1u << 30)
@@ -681,13 +680,6 @@ static struct {
 	struct iovec iov[LONE_IOV];
 } lone = {.peer = -1};
 
-static uint64_t clock_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static int lone_wait(int peer, const MPIDI_CH3_Pkt_t * pkt, uint32_t context, int32_t tag,
 		     unsigned flags, const struct iovec *iov, int iovcnt, void *cookie)
 {
@@ -708,7 +700,7 @@ static int lone_wait(int peer, const MPIDI_CH3_Pkt_t * pkt, uint32_t context, in
 	lone.cookie = cookie;
 	lone.iovcnt = iovcnt;
 	memcpy(lone.iov, iov, (size_t) iovcnt * sizeof(iov[0]));
-	lone.since_us = clock_us();
+	lone.since_us = sctpc_now_us();
 	sctph.st.lone_waits++;
 	return 1;
 }
@@ -740,7 +732,7 @@ int sctph_lone_release(int idle, int polled_nothing)
 	if (lone.peer < 0)
 		return 0;
 	if (!idle && !(polled_nothing && !lone.talked) &&
-	    clock_us() - lone.since_us < (uint64_t) sctph.env.lone_wait_us)
+	    sctpc_now_us() - lone.since_us < (uint64_t) sctph.env.lone_wait_us)
 		return 0;
 	lone_go(0);
 	return 1;

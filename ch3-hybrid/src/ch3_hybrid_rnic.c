@@ -351,16 +351,11 @@ int sctph_hold(struct sctph_peer *p, uint32_t context, int32_t tag, unsigned fla
 }
 
 /* A packet's send is done (status < 0: failed), as the core would report it. */
-static void send_done(void *cookie, int status)
+void sctph_send_done(void *cookie, int status)
 {
 	struct sctpt_cqe c = {.kind = SCTPT_CQE_SEND, .status = status, .cookie = cookie };
 	if (sctpc_send_done(&c) != MPI_SUCCESS)
 		sctph_fatal("a packet held behind RDMA could not be sent: %s", strerror(-status));
-}
-
-void sctph_send_done(void *cookie, int status)
-{
-	send_done(cookie, status);
 }
 
 /* Sends the held packets whose work is done, in order. */
@@ -380,7 +375,7 @@ static int release(struct sctph_peer *p)
 		MPL_free(h);
 		n++;
 		if (rc != 0)	/* 1: with SCTP already; < 0: failed, no completion to come */
-			send_done(cookie, rc == 1 ? 0 : rc);
+			sctph_send_done(cookie, rc == 1 ? 0 : rc);
 	}
 	return n;
 }
@@ -404,7 +399,7 @@ static void op_done(struct sctph_op *op)
 {
 	switch (op->kind) {
 	case SCTPH_PUT:
-		send_done(op->cookie, 0);	/* the origin buffer is free again */
+		sctph_send_done(op->cookie, 0);	/* the origin buffer is free again */
 		break;
 	case SCTPH_GET:
 	case SCTPH_ATOMIC:
@@ -414,10 +409,10 @@ static void op_done(struct sctph_op *op)
 		break;
 	case SCTPH_ACC:
 		local_ack(op);
-		send_done(op->cookie, 0);
+		sctph_send_done(op->cookie, 0);
 		break;
 	case SCTPH_SEND:
-		send_done(op->cookie, 0);
+		sctph_send_done(op->cookie, 0);
 		break;
 	case SCTPH_FENCE:
 	case SCTPH_CREDIT:

@@ -69,6 +69,7 @@ void sctpc_send_pool_free(void);
 
 /* ch3_sctp_progress.c */
 int sctpc_peer_name(MPIDI_VC_t * vc, char *buf, size_t len);
+uint64_t sctpc_now_us(void);	/* CLOCK_MONOTONIC */
 void *sctpc_rndv_buf(void *arg, sctpt_peer_t peer, uint32_t context, int32_t tag, size_t len,
 		     void **cookie);
 

@@ -246,7 +246,7 @@ static int poll_once(int *mpi_errno)
 	return n + drain(mpi_errno);
 }
 
-static uint64_t now_us(void)
+uint64_t sctpc_now_us(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -345,8 +345,8 @@ static int progress_wait(MPID_Progress_state * state)
 		 * the rest of a message that is coming in */
 		if (sctpc.env.spin_us > 0) {
 			if (!spin_until)
-				spin_until = now_us() + (uint64_t) sctpc.env.spin_us;
-			if (poll_once(&mpi_errno) > 0 || mpi_errno || now_us() < spin_until)
+				spin_until = sctpc_now_us() + (uint64_t) sctpc.env.spin_us;
+			if (poll_once(&mpi_errno) > 0 || mpi_errno || sctpc_now_us() < spin_until)
 				continue;	/* the loop test sees a completion */
 		}
 		if (block(&mpi_errno) > 0)
